@@ -1,0 +1,91 @@
+//! Variables computed by callback, after the Open MPI design: a read
+//! function, an optional write function, and an optional notify function
+//! that hears about handle binding, start, stop and free, and returns the
+//! element count when a handle is bound to an object.
+//!
+//! Values cross the callback boundary as `u64` bit patterns of the
+//! variable's datatype: unsigned values as they are, `MPI_INT`/`MPI_COUNT`
+//! as two's complement, `MPI_DOUBLE` as `f64::to_bits`.
+
+use std::fmt;
+
+/// What a notify function is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notify {
+    /// A handle is being bound to the object; return its element count.
+    Bind,
+    /// A handle was started.
+    Start,
+    /// A handle was stopped.
+    Stop,
+    /// A handle was freed.
+    Free,
+}
+
+type ReadFn = dyn Fn(Option<u64>, usize) -> u64 + Send + Sync;
+type WriteFn = dyn Fn(Option<u64>, usize, u64) + Send + Sync;
+type NotifyFn = dyn Fn(Notify, Option<u64>) -> Option<usize> + Send + Sync;
+
+/// The functions behind a callback variable.
+///
+/// - `read(object, element)` returns element `element` of the variable for
+///   the bound object's handle value (`None` when unbound).
+/// - `write(object, element, value)` stores a value a tool wrote.
+/// - `notify(event, object)` is called on bind / start / stop / free; on
+///   [`Notify::Bind`] it returns the element count for that object
+///   (`None` keeps the registered count; required for per-object counts).
+///
+/// The engine calls `read` from wherever a tool reads, which may be a
+/// signal handler: keep it lock- and allocation-free if sampling tools are
+/// to read the variable.
+pub struct Callbacks {
+    pub(crate) read: Box<ReadFn>,
+    pub(crate) write: Option<Box<WriteFn>>,
+    pub(crate) notify: Option<Box<NotifyFn>>,
+}
+
+impl fmt::Debug for Callbacks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Callbacks")
+            .field("write", &self.write.is_some())
+            .field("notify", &self.notify.is_some())
+            .finish()
+    }
+}
+
+impl Callbacks {
+    /// Callbacks with only a read function.
+    pub fn new(read: impl Fn(Option<u64>, usize) -> u64 + Send + Sync + 'static) -> Self {
+        Self {
+            read: Box::new(read),
+            write: None,
+            notify: None,
+        }
+    }
+
+    /// Adds a write function.
+    pub fn with_write(
+        mut self,
+        write: impl Fn(Option<u64>, usize, u64) + Send + Sync + 'static,
+    ) -> Self {
+        self.write = Some(Box::new(write));
+        self
+    }
+
+    /// Adds a notify function.
+    pub fn with_notify(
+        mut self,
+        notify: impl Fn(Notify, Option<u64>) -> Option<usize> + Send + Sync + 'static,
+    ) -> Self {
+        self.notify = Some(Box::new(notify));
+        self
+    }
+
+    pub(crate) fn read(&self, object: Option<u64>, i: usize) -> u64 {
+        (self.read)(object, i)
+    }
+
+    pub(crate) fn notify(&self, event: Notify, object: Option<u64>) -> Option<usize> {
+        self.notify.as_ref().and_then(|n| n(event, object))
+    }
+}

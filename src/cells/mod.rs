@@ -1,0 +1,360 @@
+//! Per-thread sharded cells: the hot storage behind every summed variable.
+//!
+//! A [`CellSpace`] belongs to one registry. A variable element that is
+//! summed across threads (COUNTER, AGGREGATE, TIMER, LEVEL) owns one
+//! [`Slot`]: a (chunk, offset) address that is the same in every thread's
+//! [`ThreadRecord`](record::ThreadRecord).
+//!
+//! **Update** (owning thread only): two thread-local loads find this thread's
+//! record for the space; one load finds the chunk; then a relaxed load and a
+//! relaxed store of the cell. No lock, no read-modify-write, and the cell's
+//! cache line is written by no other thread. After the thread's first touch
+//! of the chunk it never allocates.
+//!
+//! **Read** (any thread): sum the cell over every thread record (and the
+//! orphan record, below). Each cell has one writer and its value only moves
+//! forward for counters, so two successive sums never go backwards.
+//!
+//! **Thread exit**: records are never freed; the thread's id is reused by a
+//! later thread, which continues in the same record. Updates made after a
+//! thread's exit destructor ran land in the shared orphan record, with
+//! compare-and-swap. Nothing is lost and nothing is counted twice.
+
+pub(crate) mod record;
+pub(crate) mod thread_id;
+pub(crate) mod tls;
+
+use std::collections::HashMap;
+
+use crate::sync::append_vec::AppendVec;
+use crate::sync::{AtomicU64, Mutex, Ordering};
+use record::{CHUNKS, ThreadRecord, chunk_cells};
+
+/// The address of one cell in every thread's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Slot {
+    chunk: u8,
+    offset: u32,
+}
+
+impl Slot {
+    /// The slot `i` cells after this one (within the same allocation).
+    #[inline(always)]
+    pub(crate) fn at(self, i: usize) -> Slot {
+        Slot {
+            chunk: self.chunk,
+            offset: self.offset + i as u32,
+        }
+    }
+}
+
+/// Hands out contiguous slot ranges that never straddle a chunk.
+struct SlotAllocator {
+    chunk: usize,
+    next: usize,
+    /// Ranges given back (by dropped object instances), by length.
+    free: HashMap<usize, Vec<Slot>>,
+}
+
+static NEXT_SPACE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// The per-thread cells of one registry. See the module documentation.
+pub(crate) struct CellSpace {
+    id: u64,
+    /// Record of thread id `t` at index `t - 1`.
+    records: AppendVec<ThreadRecord>,
+    /// Shared record for updates made after a thread's exit destructor.
+    orphan: ThreadRecord,
+    orphan_lock: Mutex<()>,
+    alloc: Mutex<SlotAllocator>,
+}
+
+impl Default for CellSpace {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CellSpace {
+    pub(crate) fn new() -> Self {
+        Self {
+            // Never reused, so a stale thread-local cache entry never matches.
+            id: NEXT_SPACE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            records: AppendVec::new(),
+            orphan: ThreadRecord::new(),
+            orphan_lock: Mutex::new(()),
+            alloc: Mutex::new(SlotAllocator {
+                chunk: 0,
+                next: 0,
+                free: HashMap::new(),
+            }),
+        }
+    }
+
+    /// Reserves `len` consecutive slots. A range given back earlier with the
+    /// same length is reused first: the caller must then treat the cells'
+    /// current sums as its baseline (see [`CellSpace::sum`]).
+    pub(crate) fn alloc(&self, len: usize) -> Result<(Slot, bool), &'static str> {
+        let len = len.max(1);
+        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = a.free.get_mut(&len).and_then(Vec::pop) {
+            return Ok((slot, true));
+        }
+        while a.next + len > chunk_cells(a.chunk) {
+            if a.chunk + 1 >= CHUNKS {
+                return Err("per-thread cell space exhausted");
+            }
+            a.chunk += 1;
+            a.next = 0;
+        }
+        let slot = Slot {
+            chunk: a.chunk as u8,
+            offset: a.next as u32,
+        };
+        a.next += len;
+        Ok((slot, false))
+    }
+
+    /// Gives a range back for reuse by a later [`CellSpace::alloc`] of the
+    /// same length. The caller guarantees no thread updates it any more.
+    pub(crate) fn release(&self, slot: Slot, len: usize) {
+        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        a.free.entry(len.max(1)).or_default().push(slot);
+    }
+
+    /// Applies `f` to this thread's cell at `slot`: a relaxed load and a
+    /// relaxed store once the thread has touched the slot's chunk.
+    ///
+    /// Async-signal-safe when this thread has updated a variable in the
+    /// same chunk before (or called [`CellSpace::prepare_thread`] after the
+    /// variable was registered). Its first use on a thread allocates.
+    #[inline(always)]
+    pub(crate) fn update(&self, slot: Slot, f: impl Fn(u64) -> u64) {
+        if let Some(rec) = tls::cached_record(self.id) {
+            // SAFETY: the cache holds a record pointer only together with
+            // the id of the space that owns it; ids are never reused and the
+            // space (`self`) is alive, so the record is alive.
+            let rec = unsafe { &*rec };
+            if let Some(cell) = rec.cell(slot.chunk as usize, slot.offset as usize) {
+                // Single writer: this thread owns the record.
+                cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
+                return;
+            }
+        }
+        self.update_slow(slot, &f);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn update_slow(&self, slot: Slot, f: &dyn Fn(u64) -> u64) {
+        let (chunk, offset) = (slot.chunk as usize, slot.offset as usize);
+        match self.local_record() {
+            Some(rec) => {
+                rec.ensure_chunk(chunk);
+                let cell = rec.cell(chunk, offset).expect("chunk just ensured");
+                cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
+            }
+            None => {
+                let cell = self.orphan_cell(chunk, offset);
+                let mut old = cell.load(Ordering::Relaxed);
+                while let Err(now) =
+                    cell.compare_exchange_weak(old, f(old), Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    old = now;
+                }
+            }
+        }
+    }
+
+    fn orphan_cell(&self, chunk: usize, offset: usize) -> &AtomicU64 {
+        if let Some(cell) = self.orphan.cell_acquire(chunk, offset) {
+            return cell;
+        }
+        let _g = self.orphan_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.orphan.ensure_chunk(chunk);
+        self.orphan
+            .cell_acquire(chunk, offset)
+            .expect("chunk just ensured")
+    }
+
+    /// This thread's value of the cell at `slot` (0 if never touched).
+    /// Async-signal-safe under the same conditions as `update`.
+    #[inline]
+    pub(crate) fn load_local(&self, slot: Slot) -> u64 {
+        let rec = match tls::cached_record(self.id) {
+            // SAFETY: as in `update`.
+            Some(rec) => unsafe { &*rec },
+            None => match self.local_record_if_exists() {
+                Some(rec) => rec,
+                None => return 0,
+            },
+        };
+        rec.cell(slot.chunk as usize, slot.offset as usize)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// The calling thread's existing cell at `slot`, if its record and chunk
+    /// exist. Async-signal-safe.
+    pub(crate) fn local_cell_existing(&self, slot: Slot) -> Option<&AtomicU64> {
+        let rec = match tls::cached_record(self.id) {
+            // SAFETY: as in `update`.
+            Some(rec) => unsafe { &*rec },
+            None => self.local_record_if_exists()?,
+        };
+        rec.cell(slot.chunk as usize, slot.offset as usize)
+    }
+
+    /// This thread's record, creating it (and the thread id) on first use.
+    /// `None` once the thread is exiting.
+    fn local_record(&self) -> Option<&ThreadRecord> {
+        let tid = thread_id::current_or_assign()?;
+        let index = tid as usize - 1;
+        while self.records.len() <= index {
+            self.records.push_with(|next| {
+                if next <= index {
+                    (Some(ThreadRecord::new()), ())
+                } else {
+                    (None, ())
+                }
+            });
+        }
+        let rec = self.records.get(index).expect("record just ensured");
+        tls::set_cached_record(self.id, rec);
+        Some(rec)
+    }
+
+    /// This thread's record if it exists already. Async-signal-safe.
+    fn local_record_if_exists(&self) -> Option<&ThreadRecord> {
+        let tid = thread_id::current_raw();
+        if tid == thread_id::UNASSIGNED || tid == thread_id::EXITED {
+            return None;
+        }
+        let rec = self.records.get(tid as usize - 1)?;
+        tls::set_cached_record(self.id, rec);
+        Some(rec)
+    }
+
+    /// Allocates, for the calling thread, every chunk that holds a slot
+    /// allocated so far, so that later updates of those variables from this
+    /// thread (including from a signal handler) never allocate.
+    pub(crate) fn prepare_thread(&self) {
+        let top = self.alloc.lock().unwrap_or_else(|e| e.into_inner()).chunk;
+        if let Some(rec) = self.local_record() {
+            for k in 0..=top {
+                rec.ensure_chunk(k);
+            }
+        }
+    }
+
+    /// Calls `f` with every thread's cell at `slot` that exists. Lock-free
+    /// and async-signal-safe: atomic loads only.
+    #[inline]
+    pub(crate) fn for_each_cell(&self, slot: Slot, mut f: impl FnMut(u64)) {
+        let (chunk, offset) = (slot.chunk as usize, slot.offset as usize);
+        let n = self.records.len();
+        for i in 0..n {
+            if let Some(cell) = self
+                .records
+                .get(i)
+                .and_then(|r| r.cell_acquire(chunk, offset))
+            {
+                f(cell.load(Ordering::Relaxed));
+            }
+        }
+        if let Some(cell) = self.orphan.cell_acquire(chunk, offset) {
+            f(cell.load(Ordering::Relaxed));
+        }
+    }
+
+    /// The wrapping sum of the cell at `slot` over all threads.
+    #[inline]
+    pub(crate) fn sum(&self, slot: Slot) -> u64 {
+        let mut total = 0u64;
+        self.for_each_cell(slot, |v| total = total.wrapping_add(v));
+        total
+    }
+
+    /// The sum of the cell at `slot` over all threads, cells holding `f64` bits.
+    #[inline]
+    pub(crate) fn sum_f64(&self, slot: Slot) -> f64 {
+        let mut total = 0.0;
+        self.for_each_cell(slot, |v| total += f64::from_bits(v));
+        total
+    }
+
+    /// Number of thread records (threads that ever updated this space,
+    /// counting reused ids once).
+    pub(crate) fn thread_records(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Bytes of per-thread cell memory allocated in this space.
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        self.records
+            .iter()
+            .map(|(_, r)| r.allocated_bytes())
+            .sum::<usize>()
+            + self.orphan.allocated_bytes()
+    }
+}
+
+/// Number of threads currently holding a pvar thread id (all registries).
+pub(crate) fn live_threads() -> u32 {
+    thread_id::live_threads()
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn slots_never_straddle_a_chunk() {
+        let space = CellSpace::new();
+        let (a, _) = space.alloc(60).unwrap();
+        let (b, _) = space.alloc(10).unwrap();
+        assert_eq!((a.chunk, a.offset), (0, 0));
+        assert_eq!((b.chunk, b.offset), (1, 0), "60 + 10 > 64 cells of chunk 0");
+        let (big, _) = space.alloc(1000).unwrap();
+        assert!(chunk_cells(big.chunk as usize) >= big.offset as usize + 1000);
+    }
+
+    #[test]
+    fn threads_sum_exactly_and_exited_threads_keep_counts() {
+        let space = Arc::new(CellSpace::new());
+        let (slot, _) = space.alloc(1).unwrap();
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let space = space.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..100_000 {
+                        space.update(slot, |v| v + 1);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(space.sum(slot), 800_000);
+        // New threads reuse the exited threads' ids and records.
+        let before = space.thread_records();
+        let space2 = space.clone();
+        std::thread::spawn(move || space2.update(slot, |v| v + 1))
+            .join()
+            .unwrap();
+        assert_eq!(space.sum(slot), 800_001);
+        assert!(space.thread_records() <= before.max(1) + 1);
+    }
+
+    #[test]
+    fn reused_range_is_reported() {
+        let space = CellSpace::new();
+        let (a, fresh) = space.alloc(4).unwrap();
+        assert!(!fresh);
+        space.release(a, 4);
+        let (b, reused) = space.alloc(4).unwrap();
+        assert_eq!(a, b);
+        assert!(reused);
+    }
+}

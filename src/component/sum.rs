@@ -1,0 +1,510 @@
+//! COUNTER, AGGREGATE and TIMER handles, and LEVEL: classes whose value is
+//! a sum of per-thread cells.
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cells::{CellSpace, Slot};
+use crate::clock::Clock;
+use crate::registry::Registry;
+use crate::storage::{Kind, Repr, Storage};
+use crate::sync::{AtomicU64, Ordering};
+
+use super::ENABLED;
+use super::builder::FromStorage;
+use super::value::Magnitude;
+
+/// What every handle over sharded storage holds: a direct pointer to the
+/// cell space and the slot, so an update touches no other memory.
+#[derive(Clone)]
+pub(crate) struct Sharded {
+    cells: NonNull<CellSpace>,
+    slot: Slot,
+    count: usize,
+    storage: Arc<Storage>,
+    registry: Registry,
+    index: usize,
+}
+
+// SAFETY: `cells` points into `storage.hot`, which `storage` (an `Arc`)
+// keeps alive; `CellSpace` is `Sync` and its update path only writes the
+// calling thread's own cells.
+unsafe impl Send for Sharded {}
+// SAFETY: as above.
+unsafe impl Sync for Sharded {}
+
+impl Sharded {
+    fn new(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
+        let Kind::Sharded { slot, .. } = &storage.kind else {
+            unreachable!("sharded class has sharded storage")
+        };
+        Self {
+            cells: NonNull::from(&storage.hot.cells),
+            slot: *slot,
+            count: storage.count,
+            registry: registry.clone(),
+            index,
+            storage,
+        }
+    }
+
+    #[inline(always)]
+    fn cells(&self) -> &CellSpace {
+        // SAFETY: see the `Send` impl: the space outlives `self.storage`.
+        unsafe { self.cells.as_ref() }
+    }
+
+    #[inline(always)]
+    fn check(&self, i: usize) {
+        assert!(
+            i < self.count,
+            "pvar element {i} out of range (count {})",
+            self.count
+        );
+    }
+
+    #[inline(always)]
+    fn update(&self, i: usize, f: impl Fn(u64) -> u64) {
+        if ENABLED {
+            self.check(i);
+            self.cells().update(self.slot.at(i), f);
+        }
+    }
+
+    fn merged(&self, i: usize) -> u64 {
+        self.check(i);
+        self.storage.current(i)
+    }
+
+    fn local_cell(&self, i: usize) -> &AtomicU64 {
+        self.check(i);
+        self.cells().local_cell(self.slot.at(i))
+    }
+}
+
+macro_rules! common_methods {
+    () => {
+        /// The variable's index in its registry.
+        pub fn index(&self) -> usize {
+            self.core.index
+        }
+
+        /// Number of elements.
+        pub fn count(&self) -> usize {
+            self.core.count
+        }
+
+        /// Deactivates the variable (component unloaded): tools' reads then
+        /// fail; registering it again reactivates it.
+        pub fn deactivate(&self) {
+            let _ = self.core.registry.deactivate_pvar(self.core.index);
+        }
+    };
+}
+
+/// A COUNTER: counts occurrences of an event; starts at 0.
+///
+/// `inc` and `add` are a relaxed load and a relaxed store of the calling
+/// thread's own cell: no lock, no read-modify-write, no shared cache line.
+/// Async-signal-safe once the thread has updated the variable (or called
+/// [`Registry::prepare_thread`]).
+#[derive(Clone)]
+pub struct Counter {
+    core: Sharded,
+}
+
+impl FromStorage for Counter {
+    fn from_storage(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
+        Self {
+            core: Sharded::new(registry, index, storage),
+        }
+    }
+}
+
+impl Counter {
+    /// Adds 1 to element 0.
+    #[inline(always)]
+    pub fn inc(&self) {
+        self.core.update(0, |v| v.wrapping_add(1));
+    }
+
+    /// Adds `n` to element 0.
+    #[inline(always)]
+    pub fn add(&self, n: u64) {
+        self.core.update(0, |v| v.wrapping_add(n));
+    }
+
+    /// Adds 1 to element `i`. Panics if `i >= count`.
+    #[inline(always)]
+    pub fn inc_at(&self, i: usize) {
+        self.core.update(i, |v| v.wrapping_add(1));
+    }
+
+    /// Adds `n` to element `i`. Panics if `i >= count`.
+    #[inline(always)]
+    pub fn add_at(&self, i: usize, n: u64) {
+        self.core.update(i, |v| v.wrapping_add(n));
+    }
+
+    /// The total of element 0 over all threads (since registration).
+    pub fn get(&self) -> u64 {
+        self.core.merged(0)
+    }
+
+    /// The total of element `i` over all threads.
+    pub fn get_at(&self, i: usize) -> u64 {
+        self.core.merged(i)
+    }
+
+    /// A handle to element `i` bound to the calling thread: fetch it once,
+    /// then each `inc` is one relaxed load and one relaxed store of a cell
+    /// whose address is already known. Not `Send`: it must stay on the
+    /// thread that made it.
+    pub fn local(&self, i: usize) -> LocalCounter<'_> {
+        LocalCounter {
+            cell: self.core.local_cell(i),
+            _not_send: PhantomData,
+        }
+    }
+
+    common_methods!();
+}
+
+/// A counter element bound to the calling thread; see [`Counter::local`].
+pub struct LocalCounter<'a> {
+    cell: &'a AtomicU64,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl LocalCounter<'_> {
+    /// Adds 1.
+    #[inline(always)]
+    pub fn inc(&self) {
+        self.add(1);
+    }
+
+    /// Adds `n`.
+    #[inline(always)]
+    pub fn add(&self, n: u64) {
+        if ENABLED {
+            // Single writer: the cell belongs to this thread.
+            self.cell.store(
+                self.cell.load(Ordering::Relaxed).wrapping_add(n),
+                Ordering::Relaxed,
+            );
+        }
+    }
+}
+
+/// An AGGREGATE: a sum of non-negative amounts (bytes, …); starts at 0.
+/// `T` is `u32`, `u64` or `f64`. Updates cost what [`Counter`] updates do.
+pub struct Aggregate<T: Magnitude> {
+    core: Sharded,
+    _t: PhantomData<T>,
+}
+
+impl<T: Magnitude> Clone for Aggregate<T> {
+    fn clone(&self) -> Self {
+        Self {
+            core: self.core.clone(),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Magnitude> FromStorage for Aggregate<T> {
+    fn from_storage(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
+        Self {
+            core: Sharded::new(registry, index, storage),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Magnitude> Aggregate<T> {
+    /// Adds `x` to element 0.
+    #[inline(always)]
+    pub fn add(&self, x: T) {
+        self.add_at(0, x);
+    }
+
+    /// Adds `x` to element `i`. Panics if `i >= count`.
+    #[inline(always)]
+    pub fn add_at(&self, i: usize, x: T) {
+        let repr = self.core.storage.repr;
+        let bits = x.to_bits();
+        if repr == Repr::Float {
+            self.core
+                .update(i, |v| (f64::from_bits(v) + f64::from_bits(bits)).to_bits());
+        } else {
+            self.core.update(i, |v| v.wrapping_add(bits));
+        }
+    }
+
+    /// The total of element 0 over all threads.
+    pub fn get(&self) -> T {
+        T::from_bits(self.core.merged(0))
+    }
+
+    /// The total of element `i` over all threads.
+    pub fn get_at(&self, i: usize) -> T {
+        T::from_bits(self.core.merged(i))
+    }
+
+    common_methods!();
+}
+
+/// A TIMER: time spent in a section, summed over threads; starts at 0.
+///
+/// Ticks come from the registry's calibrated [`Clock`]; tools read seconds
+/// (`MPI_DOUBLE`, the unit of `MPI_Wtime`) or nanoseconds (unsigned
+/// datatypes). [`Timer::start`]/[`Timer::stop`] keep the start tick in a
+/// per-thread cell; a [`TimerGuard`] keeps it on the stack. Elapsed time is
+/// added when an interval ends; a tool reading during an interval sees the
+/// time up to the last completed interval.
+#[derive(Clone)]
+pub struct Timer {
+    core: Sharded,
+    starts: Slot,
+    clock: Clock,
+}
+
+impl FromStorage for Timer {
+    fn from_storage(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
+        let Kind::Sharded {
+            starts: Some(starts),
+            ..
+        } = &storage.kind
+        else {
+            unreachable!("timer storage has start slots")
+        };
+        Self {
+            starts: *starts,
+            clock: storage.hot.clock.clone(),
+            core: Sharded::new(registry, index, storage),
+        }
+    }
+}
+
+impl Timer {
+    /// Starts timing element 0 on the calling thread (restarts if running).
+    #[inline(always)]
+    pub fn start(&self) {
+        self.start_at(0);
+    }
+
+    /// Stops timing element 0 on the calling thread and adds the elapsed
+    /// time. Does nothing if this thread had not started it.
+    #[inline(always)]
+    pub fn stop(&self) {
+        self.stop_at(0);
+    }
+
+    /// [`Timer::start`] for element `i`.
+    #[inline(always)]
+    pub fn start_at(&self, i: usize) {
+        if ENABLED {
+            self.core.check(i);
+            // Store tick + 1 so that 0 keeps meaning "not started".
+            let now = self.clock.ticks().wrapping_add(1);
+            self.core.cells().update(self.starts.at(i), |_| now);
+        }
+    }
+
+    /// [`Timer::stop`] for element `i`.
+    #[inline(always)]
+    pub fn stop_at(&self, i: usize) {
+        if ENABLED {
+            self.core.check(i);
+            let now = self.clock.ticks();
+            let cells = self.core.cells();
+            let started = cells.load_local(self.starts.at(i));
+            if started != 0 {
+                cells.update(self.starts.at(i), |_| 0);
+                let elapsed = now.saturating_sub(started - 1);
+                cells.update(self.core.slot.at(i), |v| v.wrapping_add(elapsed));
+            }
+        }
+    }
+
+    /// Times element 0 until the guard is dropped.
+    ///
+    /// ```
+    /// let reg = pvar::Registry::new();
+    /// let t = reg.timer("section").register().unwrap();
+    /// {
+    ///     let _g = t.scoped();
+    ///     std::hint::black_box(0); // the timed section
+    /// }
+    /// assert!(t.get_seconds() >= 0.0);
+    /// ```
+    #[inline(always)]
+    pub fn scoped(&self) -> TimerGuard<'_> {
+        self.scoped_at(0)
+    }
+
+    /// Times element `i` until the guard is dropped.
+    #[inline(always)]
+    pub fn scoped_at(&self, i: usize) -> TimerGuard<'_> {
+        self.core.check(i);
+        TimerGuard {
+            timer: self,
+            element: i,
+            start: if ENABLED { self.clock.ticks() } else { 0 },
+        }
+    }
+
+    /// Adds an externally measured duration to element 0.
+    pub fn add_elapsed(&self, d: Duration) {
+        self.add_ticks_at(0, self.clock.duration_to_ticks(d));
+    }
+
+    /// Adds raw clock ticks (a difference of [`Clock::ticks`]) to element `i`.
+    #[inline(always)]
+    pub fn add_ticks_at(&self, i: usize, ticks: u64) {
+        self.core.update(i, |v| v.wrapping_add(ticks));
+    }
+
+    /// Total time of element 0 over all threads, in seconds.
+    pub fn get_seconds(&self) -> f64 {
+        self.get_seconds_at(0)
+    }
+
+    /// Total time of element `i` over all threads, in seconds.
+    pub fn get_seconds_at(&self, i: usize) -> f64 {
+        self.clock.ticks_to_nanos(self.core.merged(i)) as f64 / 1e9
+    }
+
+    /// The timer's clock.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    common_methods!();
+}
+
+/// Times a section of a [`Timer`] element until dropped.
+#[must_use = "the section ends when the guard is dropped"]
+pub struct TimerGuard<'a> {
+    timer: &'a Timer,
+    element: usize,
+    start: u64,
+}
+
+impl Drop for TimerGuard<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if ENABLED {
+            let elapsed = self.timer.clock.ticks().saturating_sub(self.start);
+            self.timer.add_ticks_at(self.element, elapsed);
+        }
+    }
+}
+
+/// A LEVEL: current utilisation of a resource (queue length, bytes in use).
+///
+/// Kept as per-thread deltas, so `inc`/`dec` are as cheap as a counter
+/// update and exact across threads; a tool reads their sum (clamped at 0:
+/// a sum of per-thread snapshots can be transiently negative when one thread
+/// removes what another has just added). `set` adds the difference to the
+/// current sum (a merged read: O(threads)).
+pub struct Level<T: Magnitude> {
+    core: Sharded,
+    _t: PhantomData<T>,
+}
+
+impl<T: Magnitude> Clone for Level<T> {
+    fn clone(&self) -> Self {
+        Self {
+            core: self.core.clone(),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Magnitude> FromStorage for Level<T> {
+    fn from_storage(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
+        Self {
+            core: Sharded::new(registry, index, storage),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Magnitude> Level<T> {
+    fn delta(&self, i: usize, amount: f64, int: u64) {
+        if self.core.storage.repr == Repr::Float {
+            self.core
+                .update(i, |v| (f64::from_bits(v) + amount).to_bits());
+        } else {
+            self.core.update(i, |v| v.wrapping_add(int));
+        }
+    }
+
+    /// Adds 1 to element 0.
+    #[inline(always)]
+    pub fn inc(&self) {
+        self.delta(0, 1.0, 1);
+    }
+
+    /// Subtracts 1 from element 0.
+    #[inline(always)]
+    pub fn dec(&self) {
+        self.delta(0, -1.0, u64::MAX);
+    }
+
+    /// Adds 1 to element `i`.
+    #[inline(always)]
+    pub fn inc_at(&self, i: usize) {
+        self.delta(i, 1.0, 1);
+    }
+
+    /// Subtracts 1 from element `i`.
+    #[inline(always)]
+    pub fn dec_at(&self, i: usize) {
+        self.delta(i, -1.0, u64::MAX);
+    }
+
+    /// Sets element 0 to `x`.
+    pub fn set(&self, x: T) {
+        self.set_at(0, x);
+    }
+
+    /// Sets element `i` to `x`: adds `x − current` to this thread's delta.
+    pub fn set_at(&self, i: usize, x: T) {
+        let cur = self.core.merged(i);
+        let bits = x.to_bits();
+        if self.core.storage.repr == Repr::Float {
+            let d = f64::from_bits(bits) - f64::from_bits(cur);
+            self.core.update(i, |v| (f64::from_bits(v) + d).to_bits());
+        } else {
+            let d = bits.wrapping_sub(cur);
+            self.core.update(i, |v| v.wrapping_add(d));
+        }
+    }
+
+    /// The current level of element 0.
+    pub fn get(&self) -> T {
+        self.get_at(0)
+    }
+
+    /// The current level of element `i`.
+    pub fn get_at(&self, i: usize) -> T {
+        T::from_bits(self.core.storage.to_output(self.core.merged(i)))
+    }
+
+    common_methods!();
+}
+
+impl CellSpace {
+    /// The calling thread's cell at `slot`, allocating it on first use.
+    pub(crate) fn local_cell(&self, slot: Slot) -> &AtomicU64 {
+        // Touch the cell through the update path, which creates the record
+        // and chunk if needed; then the record cache points at them.
+        self.update(slot, |v| v);
+        self.local_cell_existing(slot)
+            .expect("the update above created this thread's cell")
+    }
+}

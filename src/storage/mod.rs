@@ -1,0 +1,245 @@
+//! Hot storage of variable values, one [`Storage`] per unbound variable or
+//! per bound object instance.
+//!
+//! - **Sharded** (COUNTER, AGGREGATE, TIMER, LEVEL): per-thread cells in the
+//!   registry's [`CellSpace`](crate::cells), merged when read.
+//! - **Shared** (STATE, SIZE, PERCENTAGE, GENERIC): one atomic per element,
+//!   written with plain stores; these classes describe one process-wide
+//!   value, not a sum.
+//! - **Watermark** (HIGH/LOWWATERMARK): the level plus subscriber marks.
+//! - **Callback**: values computed by the component's read function.
+//!
+//! Values are kept as `u64` bit patterns in one of two representations
+//! ([`Repr`]): wrapping integers (unsigned, or signed two's complement), or
+//! `f64` bits. TIMER cells count clock ticks; they are converted when read.
+
+pub(crate) mod watermark;
+
+use std::sync::Arc;
+
+use crate::callback::Callbacks;
+use crate::cells::{CellSpace, Slot};
+use crate::clock::Clock;
+use crate::kinds::{Datatype, PvarClass};
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
+use watermark::WatermarkStore;
+
+/// How a `u64` cell encodes a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Repr {
+    /// Unsigned integer (wrapping).
+    Unsigned,
+    /// Signed integer, two's complement (wrapping).
+    Signed,
+    /// `f64` bits.
+    Float,
+}
+
+impl Repr {
+    pub(crate) fn of(datatype: Datatype) -> Repr {
+        match datatype {
+            Datatype::Double => Repr::Float,
+            Datatype::Int | Datatype::Count => Repr::Signed,
+            _ => Repr::Unsigned,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn add(self, a: u64, b: u64) -> u64 {
+        match self {
+            Repr::Float => (f64::from_bits(a) + f64::from_bits(b)).to_bits(),
+            _ => a.wrapping_add(b),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn sub(self, a: u64, b: u64) -> u64 {
+        match self {
+            Repr::Float => (f64::from_bits(a) - f64::from_bits(b)).to_bits(),
+            _ => a.wrapping_sub(b),
+        }
+    }
+
+    /// Whether `v` passes mark `m`: is above it (`high`) or below it.
+    #[inline]
+    pub(crate) fn passes(self, v: u64, m: u64, high: bool) -> bool {
+        let ord = match self {
+            Repr::Float => f64::from_bits(v).partial_cmp(&f64::from_bits(m)),
+            Repr::Signed => (v as i64).partial_cmp(&(m as i64)),
+            Repr::Unsigned => v.partial_cmp(&m),
+        };
+        match ord {
+            Some(core::cmp::Ordering::Greater) => high,
+            Some(core::cmp::Ordering::Less) => !high,
+            _ => false,
+        }
+    }
+}
+
+/// The engine state every storage needs: the cell space and the clock.
+pub(crate) struct Hot {
+    pub(crate) cells: CellSpace,
+    pub(crate) clock: Clock,
+}
+
+pub(crate) enum Kind {
+    Sharded {
+        slot: Slot,
+        /// TIMER only: per-thread start ticks for `start`/`stop`.
+        starts: Option<Slot>,
+        /// Sums the cells had when this range was (re)assigned.
+        baseline: Box<[u64]>,
+    },
+    Shared {
+        cells: Box<[AtomicU64]>,
+    },
+    Watermark(WatermarkStore),
+    Callback {
+        callbacks: Arc<Callbacks>,
+        object: Option<u64>,
+    },
+}
+
+/// The values of one variable (or one bound object instance). Opaque
+/// outside the crate (it appears in the sealed builder trait only).
+pub struct Storage {
+    pub(crate) class: PvarClass,
+    pub(crate) datatype: Datatype,
+    pub(crate) repr: Repr,
+    pub(crate) count: usize,
+    pub(crate) live: AtomicBool,
+    pub(crate) kind: Kind,
+    pub(crate) hot: Arc<Hot>,
+}
+
+impl Storage {
+    /// Builds storage for `count` elements of `class`/`datatype`; for sharded
+    /// classes reserves cell slots (reusing a released range if one fits).
+    pub(crate) fn new(
+        hot: &Arc<Hot>,
+        class: PvarClass,
+        datatype: Datatype,
+        count: usize,
+        callback: Option<(Arc<Callbacks>, Option<u64>)>,
+    ) -> Result<Storage, &'static str> {
+        let repr = Repr::of(datatype);
+        let kind = if let Some((callbacks, object)) = callback {
+            Kind::Callback { callbacks, object }
+        } else if class.is_sum() || class == PvarClass::Level {
+            let timer = class == PvarClass::Timer;
+            let len = if timer { 2 * count } else { count };
+            let (slot, reused) = hot.cells.alloc(len)?;
+            let baseline: Box<[u64]> = if reused {
+                // A recycled range: its cells hold the old instance's sums.
+                (0..count).map(|i| hot.cells.sum(slot.at(i))).collect()
+            } else {
+                vec![0; count].into_boxed_slice()
+            };
+            Kind::Sharded {
+                slot,
+                starts: timer.then(|| slot.at(count)),
+                baseline,
+            }
+        } else if class.is_watermark() {
+            Kind::Watermark(WatermarkStore::new(
+                class == PvarClass::HighWatermark,
+                count,
+                0,
+            ))
+        } else {
+            Kind::Shared {
+                cells: (0..count).map(|_| AtomicU64::new(0)).collect(),
+            }
+        };
+        Ok(Storage {
+            class,
+            datatype,
+            repr,
+            count,
+            live: AtomicBool::new(true),
+            kind,
+            hot: hot.clone(),
+        })
+    }
+
+    #[inline]
+    pub(crate) fn is_live(&self) -> bool {
+        self.live.load(Ordering::Acquire)
+    }
+
+    /// The current value of element `i` in cell representation (TIMER: ticks).
+    /// Async-signal-safe for every kind but `Callback`, whose safety is the
+    /// component's read function's.
+    pub(crate) fn current(&self, i: usize) -> u64 {
+        match &self.kind {
+            Kind::Sharded { slot, baseline, .. } => {
+                let cells = &self.hot.cells;
+                match self.repr {
+                    Repr::Float => {
+                        (cells.sum_f64(slot.at(i)) - f64::from_bits(baseline[i])).to_bits()
+                    }
+                    _ => cells.sum(slot.at(i)).wrapping_sub(baseline[i]),
+                }
+            }
+            Kind::Shared { cells } => cells[i].load(Ordering::Relaxed),
+            Kind::Watermark(w) => w.level[i].load(Ordering::Relaxed),
+            Kind::Callback { callbacks, object } => callbacks.read(*object, i),
+        }
+    }
+
+    /// Converts a cell-representation value of this storage to the value a
+    /// tool reads: ticks become nanoseconds (unsigned timers) or seconds
+    /// (double timers); a LEVEL's signed sum is clamped at zero.
+    pub(crate) fn to_output(&self, v: u64) -> u64 {
+        match self.class {
+            PvarClass::Timer => {
+                let nanos = self.hot.clock.ticks_to_nanos(v);
+                if self.datatype == Datatype::Double {
+                    (nanos as f64 / 1e9).to_bits()
+                } else {
+                    nanos
+                }
+            }
+            PvarClass::Level
+                if self.repr == Repr::Unsigned && !matches!(self.kind, Kind::Callback { .. }) =>
+            {
+                // Per-thread deltas: a merged sum can be transiently negative.
+                if (v as i64) < 0 { 0 } else { v }
+            }
+            PvarClass::Level if self.repr == Repr::Float => {
+                let f = f64::from_bits(v);
+                if f < 0.0 { 0f64.to_bits() } else { v }
+            }
+            _ => v,
+        }
+    }
+
+    /// Converts a tool-written value to cell representation (inverse of
+    /// [`Storage::to_output`] for timers).
+    pub(crate) fn from_output(&self, v: u64) -> u64 {
+        if self.class == PvarClass::Timer {
+            let nanos = if self.datatype == Datatype::Double {
+                (f64::from_bits(v) * 1e9).max(0.0) as u64
+            } else {
+                v
+            };
+            self.hot.clock.nanos_to_ticks(nanos)
+        } else {
+            v
+        }
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Kind::Sharded { slot, starts, .. } = &self.kind {
+            let len = if starts.is_some() {
+                2 * self.count
+            } else {
+                self.count
+            };
+            // Nobody holds this storage any more, so nobody updates it.
+            self.hot.cells.release(*slot, len);
+        }
+    }
+}

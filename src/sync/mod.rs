@@ -1,0 +1,95 @@
+//! The one place that chooses between `std`'s synchronisation primitives
+//! and loom's models of them.
+//!
+//! Everything in the engine that is shared between threads imports its
+//! atomics, `Arc` and `Mutex` from here, never from `std` directly. Under
+//! `--cfg loom` the same engine code then runs inside loom's model checker
+//! (see `loom-tests/`), in the manner of tokio's `src/loom/`.
+//!
+//! [`AtomicU128`] comes from `portable-atomic`; [`check_lock_free`] verifies
+//! at registry creation that the widths used on async-signal-safe paths are
+//! lock-free on this CPU.
+
+pub(crate) mod append_vec;
+
+#[cfg(not(loom))]
+mod imp {
+    #[allow(unused_imports)]
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    #[allow(unused_imports)]
+    pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
+
+    pub(crate) use portable_atomic::AtomicU128;
+
+    /// A spin hint for the few bounded waits on tool-side slow paths.
+    #[inline]
+    pub(crate) fn spin_hint() {
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(loom)]
+mod imp {
+    #[allow(unused_imports)]
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    #[allow(unused_imports)]
+    pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
+
+    /// loom has no 128-bit atomic; model one with a loom mutex. The mutex is
+    /// only a modelling device: in the real build this is portable-atomic's
+    /// lock-free `cmpxchg16b` implementation.
+    #[derive(Debug)]
+    pub(crate) struct AtomicU128(loom::sync::Mutex<u128>);
+
+    impl AtomicU128 {
+        pub(crate) fn new(v: u128) -> Self {
+            Self(loom::sync::Mutex::new(v))
+        }
+        pub(crate) fn load(&self, _o: core::sync::atomic::Ordering) -> u128 {
+            *self.0.lock().unwrap()
+        }
+        pub(crate) fn store(&self, v: u128, _o: core::sync::atomic::Ordering) {
+            *self.0.lock().unwrap() = v;
+        }
+        pub(crate) fn compare_exchange(
+            &self,
+            current: u128,
+            new: u128,
+            _s: core::sync::atomic::Ordering,
+            _f: core::sync::atomic::Ordering,
+        ) -> Result<u128, u128> {
+            let mut g = self.0.lock().unwrap();
+            if *g == current {
+                *g = new;
+                Ok(current)
+            } else {
+                Err(*g)
+            }
+        }
+        pub(crate) const fn is_lock_free() -> bool {
+            true
+        }
+    }
+
+    pub(crate) fn spin_hint() {
+        loom::thread::yield_now();
+    }
+}
+
+pub(crate) use core::sync::atomic::{Ordering, compiler_fence, fence};
+pub(crate) use imp::*;
+
+/// Returns an error message if an atomic width used on an async-signal-safe
+/// path would fall back to a lock on this CPU.
+///
+/// `portable-atomic` implements 128-bit atomics with `cmpxchg16b` on x86-64
+/// (detected at run time) and with `ldxp/stxp` or LSE on AArch64; where the
+/// CPU lacks them it falls back to a global spin-locked table, which a signal
+/// handler that interrupted the lock holder would deadlock on.
+pub(crate) fn check_lock_free() -> Result<(), &'static str> {
+    if AtomicU128::is_lock_free() {
+        Ok(())
+    } else {
+        Err("128-bit atomics are not lock-free on this CPU; pvar's handle state needs them")
+    }
+}
