@@ -1,0 +1,221 @@
+//! What a COUNTER update costs, next to the alternatives, on 1 and 2
+//! threads, in one run (`cargo bench --bench counter`).
+//!
+//! Cases (every one does one update of a 64-bit count per iteration):
+//!
+//! - `thread_local`: a plain `thread_local!` `Cell<u64>` `+= 1`: the
+//!   physical limit, and the baseline of the ratios;
+//! - `atomic_owned`: `AtomicU64::fetch_add` on an atomic owned by the
+//!   thread (its own cache line): the cost of the locked instruction alone;
+//! - `atomic_shared`: `AtomicU64::fetch_add` on one atomic shared by all
+//!   threads: what a naive global counter costs (cache-line ping-pong);
+//! - `pvar_counter`: [`pvar::Counter::inc`];
+//! - `pvar_local`: [`pvar::LocalCounter::inc`] (`counter.local(0)`, fetched
+//!   once per thread).
+//!
+//! Every iteration passes the updated object through `black_box`, whose
+//! memory clobber forces the compiler to really load and store the value
+//! on each iteration (no hoisting, no merging of increments) for every
+//! case alike.
+//!
+//! Each sample starts its threads (1 or 2), lines them up on a barrier,
+//! and each thread times its own `iters` updates; the sample's time is the
+//! slowest thread's. So the reported time is **per update per thread**:
+//! flat from 1 to 2 threads means no contention.
+//!
+//! After the criterion run a summary table prints each case's estimate and its
+//! ratio to `thread_local` with the same thread count.
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion};
+
+const THREADS: [usize; 2] = [1, 2];
+const CASES: [&str; 5] = [
+    "thread_local",
+    "atomic_owned",
+    "atomic_shared",
+    "pvar_counter",
+    "pvar_local",
+];
+const GROUP: &str = "counter_update";
+
+std::thread_local! {
+    static TL: Cell<u64> = const { Cell::new(0) };
+}
+
+/// An atomic alone on its cache lines (two, for the adjacent-line
+/// prefetcher).
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+/// Runs `body(iters)` on `threads` threads started together; returns the
+/// slowest thread's time for its `iters` updates.
+fn run_threads<F>(threads: usize, iters: u64, body: F) -> Duration
+where
+    F: Fn(u64) -> Duration + Send + Sync + 'static,
+{
+    let body = Arc::new(body);
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let body = body.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                body(iters)
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("bench thread panicked"))
+        .max()
+        .unwrap_or_default()
+}
+
+/// Times `iters` calls of `op` on the calling thread.
+#[inline(always)]
+fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        op();
+    }
+    start.elapsed()
+}
+
+fn measure(case: &str, threads: usize, iters: u64) -> Duration {
+    match case {
+        "thread_local" => run_threads(threads, iters, |iters| {
+            TL.with(|c| {
+                timed(iters, || {
+                    let c = black_box(c);
+                    c.set(c.get() + 1);
+                })
+            })
+        }),
+        "atomic_owned" => run_threads(threads, iters, |iters| {
+            let a = Padded(AtomicU64::new(0));
+            timed(iters, || {
+                black_box(&a.0).fetch_add(1, Ordering::Relaxed);
+            })
+        }),
+        "atomic_shared" => {
+            let shared = Arc::new(Padded(AtomicU64::new(0)));
+            run_threads(threads, iters, move |iters| {
+                let a = &shared.0;
+                timed(iters, || {
+                    black_box(a).fetch_add(1, Ordering::Relaxed);
+                })
+            })
+        }
+        "pvar_counter" => {
+            let reg = pvar::Registry::new();
+            let c = reg.counter("bench_counter").register().unwrap();
+            let check = c.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                c.inc(); // first touch: thread id, record, chunk
+                timed(iters, || black_box(&c).inc())
+            });
+            assert_eq!(check.get(), threads as u64 * (iters + 1), "exact total");
+            d
+        }
+        "pvar_local" => {
+            let reg = pvar::Registry::new();
+            let c = reg.counter("bench_local").register().unwrap();
+            let check = c.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                let local = c.local(0);
+                timed(iters, || black_box(&local).inc())
+            });
+            assert_eq!(check.get(), threads as u64 * iters, "exact total");
+            d
+        }
+        _ => unreachable!("unknown case {case}"),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group(GROUP);
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for threads in THREADS {
+        for case in CASES {
+            group.bench_with_input(BenchmarkId::new(case, threads), &threads, |b, &t| {
+                b.iter_custom(|iters| measure(case, t, iters))
+            });
+        }
+    }
+    group.finish();
+}
+
+/// Where criterion wrote its estimates (same rule as criterion's own).
+fn criterion_dir() -> std::path::PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return home.into();
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return std::path::PathBuf::from(target).join("criterion");
+    }
+    "target/criterion".into()
+}
+
+/// Criterion's point estimate (ns per iteration) from its `estimates.json`:
+/// the slope of the linear fit (what criterion prints), else the mean.
+fn estimate_ns(case: &str, threads: usize) -> Option<f64> {
+    let path = criterion_dir()
+        .join(GROUP)
+        .join(case)
+        .join(threads.to_string())
+        .join("new/estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    point_estimate(&text, "\"slope\"").or_else(|| point_estimate(&text, "\"mean\""))
+}
+
+fn point_estimate(json: &str, key: &str) -> Option<f64> {
+    const PE: &str = "\"point_estimate\":";
+    let rest = &json[json.find(key)? + key.len()..];
+    if !rest.starts_with(":{") {
+        return None; // e.g. `"slope":null`
+    }
+    let est = &rest[rest.find(PE)? + PE.len()..];
+    let end = est.find([',', '}'])?;
+    est[..end].trim().parse().ok()
+}
+
+fn summary() {
+    println!("\nper update per thread (criterion estimate), ratio to thread_local:");
+    println!(
+        "{:<15} {:>10} {:>8} {:>10} {:>8}",
+        "case", "1 thread", "ratio", "2 threads", "ratio"
+    );
+    let base: Vec<Option<f64>> = THREADS.iter().map(|&t| estimate_ns(CASES[0], t)).collect();
+    for case in CASES {
+        let mut line = format!("{case:<15}");
+        for (k, &t) in THREADS.iter().enumerate() {
+            match (estimate_ns(case, t), base[k]) {
+                (Some(ns), Some(b)) => {
+                    line += &format!(" {:>8.3}ns {:>7.2}x", ns, ns / b);
+                }
+                _ => line += &format!(" {:>10} {:>8}", "n/a", ""),
+            }
+        }
+        println!("{line}");
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    bench(&mut c);
+    c.final_summary();
+    // `cargo test --benches` runs this binary in test mode: no estimates.
+    if !std::env::args().any(|a| a == "--test" || a == "--list") {
+        summary();
+    }
+}
