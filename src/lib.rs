@@ -62,7 +62,7 @@ pub use enums::{EnumItem, Enumeration};
 pub use error::{Error, ErrorCode, Result};
 pub use kinds::{BindKind, Datatype, ObjectRef, PvarClass, Scope, Verbosity};
 pub use registry::{ElementCount, PvarInfo, Registry, global};
-pub use tool::ToolStats;
+pub use tool::{HandleId, Session, SessionId, ToolStats, decode_values, encode_values};
 
 /// Number of threads currently registered with the engine (holding a
 /// per-thread id), across all registries.

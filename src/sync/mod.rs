@@ -79,6 +79,34 @@ mod imp {
 pub(crate) use core::sync::atomic::{Ordering, compiler_fence, fence};
 pub(crate) use imp::*;
 
+#[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+/// `std`'s `UnsafeCell` with loom's closure-based API, so that loom can
+/// check every access to data guarded by the engine's own protocols.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) const fn new(v: T) -> Self {
+        Self(core::cell::UnsafeCell::new(v))
+    }
+
+    /// Calls `f` with a shared pointer to the contents.
+    #[inline(always)]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Calls `f` with a mutable pointer to the contents.
+    #[inline(always)]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
 /// Returns an error message if an atomic width used on an async-signal-safe
 /// path would fall back to a lock on this CPU.
 ///

@@ -1,4 +1,31 @@
-//! Tool side (sessions and handles) — being written; see issue 3.
+//! The tool side: performance-experiment sessions and handles with the
+//! MPI_T semantics (MPI 4.1 §15.3.7).
+//!
+//! Sessions and handles are generation-checked keys ([`SessionId`],
+//! [`HandleId`]) into lock-free slot tables: a freed, stale, foreign or
+//! made-up key is detected and gets `MPI_T_ERR_INVALID_SESSION` /
+//! `MPI_T_ERR_INVALID_HANDLE`, never undefined behaviour. The C interface
+//! passes the same keys as its opaque handle values.
+//!
+//! Async-signal-safe (on sessions and handles that exist): `start`, `stop`,
+//! `read`, `write`, `reset`, `readreset`, and `start_all` / `stop_all` /
+//! `reset_all`. Allocation and freeing of sessions and handles are not.
+//! See `docs/signal-safety.md`.
+//!
+//! [`Session`] wraps the keyed API for Rust tools: it frees the session
+//! (and its handles) when dropped.
+
+mod handle;
+mod session;
+mod slots;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::kinds::{Datatype, ObjectRef};
+use crate::registry::Registry;
+use crate::sync::{AtomicU64, Ordering};
+use handle::HandleData;
+pub use session::Session;
+use slots::SlotTable;
 
 /// Counts a tool can observe about the tool side of a registry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -11,22 +38,425 @@ pub struct ToolStats {
     pub reads: u64,
 }
 
-pub(crate) struct ToolState {}
+/// A performance-experiment session (`MPI_T_pvar_session`). A key: copy it
+/// freely; a freed session's key is detected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionId(u64);
 
-impl ToolState {
-    pub(crate) fn new() -> Self {
-        Self {}
+/// A performance-variable handle (`MPI_T_pvar_handle`), valid only with
+/// the session that allocated it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HandleId(u64);
+
+impl SessionId {
+    /// The raw key (never 0), as the C interface passes it.
+    pub fn to_raw(self) -> u64 {
+        self.0
     }
-
-    pub(crate) fn stats(&self) -> ToolStats {
-        ToolStats::default()
+    /// A session key from its raw value; validated when used.
+    pub fn from_raw(raw: u64) -> Self {
+        Self(raw)
     }
 }
 
-impl crate::Registry {
+impl HandleId {
+    /// The raw key (never 0, never 1 = `MPI_T_PVAR_ALL_HANDLES`).
+    pub fn to_raw(self) -> u64 {
+        self.0
+    }
+    /// A handle key from its raw value; validated when used.
+    pub fn from_raw(raw: u64) -> Self {
+        Self(raw)
+    }
+}
+
+struct SessionData;
+
+pub(crate) struct ToolState {
+    sessions: SlotTable<SessionData>,
+    handles: SlotTable<HandleData>,
+    reads: AtomicU64,
+}
+
+impl ToolState {
+    pub(crate) fn new() -> Self {
+        Self {
+            sessions: SlotTable::new(ErrorCode::OutOfSessions),
+            handles: SlotTable::new(ErrorCode::OutOfHandles),
+            reads: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> ToolStats {
+        ToolStats {
+            sessions: self.sessions.in_use(),
+            handles: self.handles.in_use(),
+            reads: self.reads.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Encodes values (as produced by a read: `u64` bits of the datatype) into
+/// the C representation of `datatype`, element after element.
+/// Async-signal-safe.
+pub fn encode_values(datatype: Datatype, values: &[u64], out: &mut [u8]) -> Result<()> {
+    let size = datatype.size();
+    if out.len() < values.len() * size {
+        return Err(Error::Invalid("buffer too small for the handle's elements"));
+    }
+    for (v, chunk) in values.iter().zip(out.chunks_exact_mut(size)) {
+        match size {
+            4 => chunk.copy_from_slice(&(*v as u32).to_ne_bytes()),
+            8 => chunk.copy_from_slice(&v.to_ne_bytes()),
+            _ => chunk[0] = *v as u8,
+        }
+    }
+    Ok(())
+}
+
+/// Decodes C-representation values of `datatype` into `u64` bits (the
+/// inverse of [`encode_values`]; `MPI_INT` is sign-extended).
+/// Async-signal-safe.
+pub fn decode_values(datatype: Datatype, bytes: &[u8], out: &mut [u64]) -> Result<()> {
+    let size = datatype.size();
+    if bytes.len() < out.len() * size {
+        return Err(Error::Invalid("buffer too small for the handle's elements"));
+    }
+    for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(size)) {
+        *o = match (size, datatype) {
+            (4, Datatype::Int) => i32::from_ne_bytes(chunk.try_into().expect("4 bytes")) as i64 as u64,
+            (4, _) => u32::from_ne_bytes(chunk.try_into().expect("4 bytes")) as u64,
+            (8, _) => u64::from_ne_bytes(chunk.try_into().expect("8 bytes")),
+            _ => chunk[0] as u64,
+        };
+    }
+    Ok(())
+}
+
+/// The tool-side API of a registry (`MPI_T_pvar_*`).
+impl Registry {
+    fn tool(&self) -> &ToolState {
+        &self.inner.tool
+    }
+
+    /// Creates a session (`MPI_T_pvar_session_create`).
+    pub fn session_create(&self) -> Result<SessionId> {
+        self.tool().sessions.alloc(SessionData).map(SessionId)
+    }
+
+    /// Frees a session and every handle allocated in it
+    /// (`MPI_T_pvar_session_free`). `INVALID_SESSION` if not live.
+    pub fn session_free(&self, session: SessionId) -> Result<()> {
+        let tool = self.tool();
+        // No new handle operations can validate the session after this.
+        tool.sessions.free(session.0).ok_or(Error::invalid_session())?;
+        let mut mine = Vec::new();
+        tool.handles.for_each_live(|key, h| {
+            if h.session == session.0 {
+                mine.push(key);
+            }
+        });
+        for key in mine {
+            if let Some(h) = tool.handles.free(key) {
+                h.release();
+            }
+        }
+        Ok(())
+    }
+
+    fn check_session(&self, session: SessionId) -> Result<()> {
+        self.tool()
+            .sessions
+            .get(session.0)
+            .map(|_| ())
+            .ok_or(Error::invalid_session())
+    }
+
+    /// Allocates a handle for variable `index` in `session`
+    /// (`MPI_T_pvar_handle_alloc`), bound to `object` if the variable is
+    /// bound (ignored otherwise), and returns it with its element count.
+    pub fn handle_alloc(
+        &self,
+        session: SessionId,
+        index: usize,
+        object: Option<ObjectRef>,
+    ) -> Result<(HandleId, usize)> {
+        self.check_session(session)?;
+        let var = self.variable(index)?;
+        let object = if var.info.bind == crate::kinds::BindKind::NoObject {
+            None
+        } else {
+            object
+        };
+        let storage = var.resolve(&self.inner.hot, object)?;
+        let count = storage.count;
+        let data = HandleData::new(
+            session.0,
+            index,
+            storage,
+            var.info.continuous,
+            var.info.readonly,
+            var.info.atomic,
+        );
+        let key = match self.tool().handles.alloc(data) {
+            Ok(k) => k,
+            Err(e) => return Err(e),
+        };
+        // The session may have been freed meanwhile: then free the handle.
+        if self.check_session(session).is_err() {
+            if let Some(h) = self.tool().handles.free(key) {
+                h.release();
+            }
+            return Err(Error::invalid_session());
+        }
+        Ok((HandleId(key), count))
+    }
+
+    /// Frees a handle (`MPI_T_pvar_handle_free`).
+    pub fn handle_free(&self, session: SessionId, handle: HandleId) -> Result<()> {
+        self.check_session(session)?;
+        let tool = self.tool();
+        {
+            let h = tool.handles.get(handle.0).ok_or(Error::invalid_handle())?;
+            if h.session != session.0 {
+                return Err(Error::invalid_handle());
+            }
+        }
+        let h = tool.handles.free(handle.0).ok_or(Error::invalid_handle())?;
+        h.release();
+        Ok(())
+    }
+
+    /// Runs `f` on the live handle `handle` of `session`. Async-signal-safe.
+    #[inline]
+    fn with_handle<R>(
+        &self,
+        session: SessionId,
+        handle: HandleId,
+        f: impl FnOnce(&HandleData) -> Result<R>,
+    ) -> Result<R> {
+        self.check_session(session)?;
+        let h = self.tool().handles.get(handle.0).ok_or(Error::invalid_handle())?;
+        if h.session != session.0 {
+            return Err(Error::invalid_handle());
+        }
+        f(&h)
+    }
+
+    fn active(&self, index: usize) -> bool {
+        self.inner.pvars.get(index).is_some_and(|v| v.is_active())
+    }
+
+    /// Element count of a handle. Async-signal-safe.
+    pub fn handle_count(&self, session: SessionId, handle: HandleId) -> Result<usize> {
+        self.with_handle(session, handle, |h| Ok(h.count))
+    }
+
+    /// The variable index and datatype behind a handle. Async-signal-safe.
+    pub fn handle_variable(&self, session: SessionId, handle: HandleId) -> Result<(usize, Datatype)> {
+        self.with_handle(session, handle, |h| Ok((h.index, h.storage.datatype)))
+    }
+
+    /// Starts a handle (`MPI_T_pvar_start`); `PVAR_NO_STARTSTOP` for
+    /// continuous variables. Starting a started handle does nothing.
+    /// Async-signal-safe.
+    pub fn start(&self, session: SessionId, handle: HandleId) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            if h.continuous {
+                return Err(ErrorCode::PvarNoStartstop.into());
+            }
+            h.check_live(self.active(h.index))?;
+            h.start()
+        })
+    }
+
+    /// Stops a handle (`MPI_T_pvar_stop`). Async-signal-safe.
+    pub fn stop(&self, session: SessionId, handle: HandleId) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            if h.continuous {
+                return Err(ErrorCode::PvarNoStartstop.into());
+            }
+            h.check_live(self.active(h.index))?;
+            h.stop()
+        })
+    }
+
+    /// Reads a handle into `out` (`MPI_T_pvar_read`): one `u64` per
+    /// element, holding the value in the variable's datatype (unsigned as
+    /// is, `MPI_INT`/`MPI_COUNT` two's complement, `MPI_DOUBLE` as
+    /// `f64::to_bits`). `out` must hold the handle's count.
+    /// Async-signal-safe.
+    pub fn read(&self, session: SessionId, handle: HandleId, out: &mut [u64]) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            if out.len() < h.count {
+                return Err(Error::Invalid("buffer shorter than the handle's element count"));
+            }
+            h.check_live(self.active(h.index))?;
+            h.read(out);
+            self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        })
+    }
+
+    /// Reads element 0 of an integer-typed handle. Async-signal-safe.
+    pub fn read_u64(&self, session: SessionId, handle: HandleId) -> Result<u64> {
+        let mut v = [0u64; 1];
+        self.read_first(session, handle, &mut v)?;
+        Ok(v[0])
+    }
+
+    /// Reads element 0 of an `MPI_DOUBLE` handle. Async-signal-safe.
+    pub fn read_f64(&self, session: SessionId, handle: HandleId) -> Result<f64> {
+        let mut v = [0u64; 1];
+        self.read_first(session, handle, &mut v)?;
+        Ok(f64::from_bits(v[0]))
+    }
+
+    fn read_first(&self, session: SessionId, handle: HandleId, v: &mut [u64; 1]) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            h.check_live(self.active(h.index))?;
+            if h.count == 1 {
+                h.read(v);
+            } else {
+                // Read element 0 only, without allocating.
+                let mut buf = [0u64; 64];
+                if h.count > buf.len() {
+                    return Err(Error::Invalid("use read() for handles with more than 64 elements"));
+                }
+                h.read(&mut buf[..h.count]);
+                v[0] = buf[0];
+            }
+            self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        })
+    }
+
+    /// Writes a handle (`MPI_T_pvar_write`): `PVAR_NO_WRITE` for read-only
+    /// variables. For SUM classes this sets the value this handle reads
+    /// (other sessions are unaffected); for watermarks the mark.
+    /// Async-signal-safe.
+    pub fn write(&self, session: SessionId, handle: HandleId, values: &[u64]) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            if h.readonly {
+                return Err(ErrorCode::PvarNoWrite.into());
+            }
+            if values.len() < h.count {
+                return Err(Error::Invalid("buffer shorter than the handle's element count"));
+            }
+            h.check_live(self.active(h.index))?;
+            h.write(values)
+        })
+    }
+
+    /// Resets a handle to its starting value (`MPI_T_pvar_reset`):
+    /// `PVAR_NO_WRITE` for read-only variables. Async-signal-safe.
+    pub fn reset(&self, session: SessionId, handle: HandleId) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            if h.readonly {
+                return Err(ErrorCode::PvarNoWrite.into());
+            }
+            h.check_live(self.active(h.index))?;
+            h.reset(None)
+        })
+    }
+
+    /// Reads and resets in one step (`MPI_T_pvar_readreset`):
+    /// `PVAR_NO_ATOMIC` unless the variable is atomic. Per element, the value
+    /// returned and the reset come from the same merged read, so no update
+    /// is lost or counted twice. Async-signal-safe.
+    pub fn readreset(&self, session: SessionId, handle: HandleId, out: &mut [u64]) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            if !h.atomic {
+                return Err(ErrorCode::PvarNoAtomic.into());
+            }
+            if h.readonly {
+                return Err(ErrorCode::PvarNoWrite.into());
+            }
+            if out.len() < h.count {
+                return Err(Error::Invalid("buffer shorter than the handle's element count"));
+            }
+            h.check_live(self.active(h.index))?;
+            h.reset(Some(out))?;
+            self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        })
+    }
+
+    /// Applies `f` to every handle of `session`, collecting the first error.
+    fn for_all(&self, session: SessionId, mut f: impl FnMut(&HandleData) -> Result<()>) -> Result<()> {
+        self.check_session(session)?;
+        let mut result = Ok(());
+        self.tool().handles.for_each_live(|_, h| {
+            if h.session == session.0 {
+                let r = f(h);
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+        });
+        result
+    }
+
+    /// Starts every handle of the session (`MPI_T_pvar_start` with
+    /// `MPI_T_PVAR_ALL_HANDLES`): continuous and already started handles are
+    /// ignored; `PVAR_NO_STARTSTOP` if any other could not be started.
+    /// Async-signal-safe.
+    pub fn start_all(&self, session: SessionId) -> Result<()> {
+        self.for_all(session, |h| {
+            if h.continuous || h.is_started() {
+                return Ok(());
+            }
+            h.check_live(self.active(h.index))
+                .and_then(|_| h.start())
+                .map_err(|_| ErrorCode::PvarNoStartstop.into())
+        })
+    }
+
+    /// Stops every handle of the session (`ALL_HANDLES`): continuous and
+    /// already stopped handles are ignored. Async-signal-safe.
+    pub fn stop_all(&self, session: SessionId) -> Result<()> {
+        self.for_all(session, |h| {
+            if h.continuous || !h.is_started() {
+                return Ok(());
+            }
+            h.check_live(self.active(h.index))
+                .and_then(|_| h.stop())
+                .map_err(|_| ErrorCode::PvarNoStartstop.into())
+        })
+    }
+
+    /// Resets every handle of the session (`ALL_HANDLES`): read-only
+    /// variables are ignored; `PVAR_NO_WRITE` if any other could not be
+    /// reset. Async-signal-safe.
+    pub fn reset_all(&self, session: SessionId) -> Result<()> {
+        self.for_all(session, |h| {
+            if h.readonly {
+                return Ok(());
+            }
+            h.check_live(self.active(h.index))
+                .and_then(|_| h.reset(None))
+                .map_err(|_| ErrorCode::PvarNoWrite.into())
+        })
+    }
+
     /// Counts of sessions and handles in use and reads served.
     /// Async-signal-safe.
     pub fn tool_stats(&self) -> ToolStats {
-        self.inner.tool.stats()
+        self.tool().stats()
+    }
+
+    /// A Rust session over this registry that frees itself when dropped.
+    pub fn session(&self) -> Result<Session> {
+        Session::new(self.clone())
+    }
+
+    /// Whether a handle is currently started. Async-signal-safe.
+    pub fn is_started(&self, session: SessionId, handle: HandleId) -> Result<bool> {
+        self.with_handle(session, handle, |h| Ok(h.is_started()))
+    }
+
+    /// The class of the variable behind a handle.
+    pub fn handle_class(&self, session: SessionId, handle: HandleId) -> Result<crate::PvarClass> {
+        self.with_handle(session, handle, |h| Ok(h.class()))
     }
 }

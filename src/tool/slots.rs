@@ -1,0 +1,250 @@
+//! A table of generation-checked slots: how sessions and handles are
+//! looked up and validated without locks.
+//!
+//! A key is `(index + 1) << 32 | generation`; key 0 is never valid (the C
+//! interface's NULL) and no key is below `2^32` (so `MPI_T_PVAR_ALL_HANDLES`
+//! = 1 never collides). A freed slot gets a new generation, so a stale key
+//! is detected, never undefined behaviour.
+//!
+//! Each slot's state word holds `generation` (bits 0–31), `LIVE` (bit 32)
+//! and a reader count (bits 33–63). An operation takes a *reader
+//! reference* with one compare-and-swap that checks generation and `LIVE`
+//! together, uses the slot's data, and drops the reference. This is
+//! lock-free and async-signal-safe: a handler that interrupts any other
+//! operation on the same slot never waits for it.
+//!
+//! `free` clears `LIVE` (no new readers), waits for the readers already
+//! inside (only ever other threads' bounded operations: `free` itself is
+//! never called from a signal handler), takes the data out, and bumps the
+//! generation. `alloc` writes the data while the slot is not `LIVE`, then
+//! publishes it with a Release store of `LIVE`.
+
+use crate::error::{Error, ErrorCode};
+use crate::sync::append_vec::AppendVec;
+use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell, spin_hint};
+
+const GEN_MASK: u64 = 0xffff_ffff;
+const LIVE: u64 = 1 << 32;
+const READER: u64 = 1 << 33;
+
+/// Upper bound on slots per table; beyond it allocation fails with
+/// `OUT_OF_HANDLES` / `OUT_OF_SESSIONS`.
+pub(crate) const MAX_SLOTS: usize = 1 << 24;
+
+pub(crate) struct Slot<T> {
+    state: AtomicU64,
+    data: UnsafeCell<Option<T>>,
+}
+
+// SAFETY: `data` is written only by `alloc`/`free` while no reader can hold
+// a reference (the LIVE/reader protocol above), and read through shared
+// references by readers; `T: Send + Sync` makes both sound across threads.
+unsafe impl<T: Send + Sync> Sync for Slot<T> {}
+
+pub(crate) struct SlotTable<T> {
+    slots: AppendVec<Slot<T>>,
+    free: Mutex<Vec<usize>>,
+    in_use: AtomicUsize,
+    exhausted: ErrorCode,
+}
+
+/// A reader reference to a live slot's data; dropping it releases the slot.
+pub(crate) struct Ref<'a, T> {
+    slot: &'a Slot<T>,
+    data: &'a T,
+}
+
+impl<T> core::ops::Deref for Ref<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.data
+    }
+}
+
+impl<T> Drop for Ref<'_, T> {
+    fn drop(&mut self) {
+        self.slot.state.fetch_sub(READER, Ordering::Release);
+    }
+}
+
+fn split(key: u64) -> Option<(usize, u64)> {
+    let index = (key >> 32).checked_sub(1)? as usize;
+    let generation = key & GEN_MASK;
+    (generation != 0).then_some((index, generation))
+}
+
+impl<T: Send + Sync> SlotTable<T> {
+    /// A table whose exhaustion is reported as `exhausted`.
+    pub(crate) fn new(exhausted: ErrorCode) -> Self {
+        Self {
+            slots: AppendVec::new(),
+            free: Mutex::new(Vec::new()),
+            in_use: AtomicUsize::new(0),
+            exhausted,
+        }
+    }
+
+    /// Stores `value` in a free slot and returns its key. Not signal-safe.
+    pub(crate) fn alloc(&self, value: T) -> Result<u64, Error> {
+        let reuse = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let index = match reuse {
+            Some(i) => i,
+            None => {
+                if self.slots.len() >= MAX_SLOTS {
+                    return Err(Error::Code(self.exhausted));
+                }
+                self.slots.push(Slot {
+                    state: AtomicU64::new(0),
+                    data: UnsafeCell::new(None),
+                })
+            }
+        };
+        let slot = self.slots.get(index).expect("slot exists");
+        let old = slot.state.load(Ordering::Acquire);
+        debug_assert_eq!(old & !GEN_MASK, 0, "a free slot is neither live nor read");
+        let mut generation = (old & GEN_MASK).wrapping_add(1) & GEN_MASK;
+        if generation == 0 {
+            generation = 1;
+        }
+        // SAFETY: the slot is not LIVE and has no readers (it is on the free
+        // list or fresh), so nobody else accesses `data`.
+        slot.data.with_mut(|d| unsafe { *d = Some(value) });
+        slot.state.store(generation | LIVE, Ordering::Release);
+        self.in_use.fetch_add(1, Ordering::Relaxed);
+        Ok(((index as u64 + 1) << 32) | generation)
+    }
+
+    /// A reader reference to the live slot `key`, or `None` if the key is
+    /// stale, freed or was never issued. Lock-free, async-signal-safe.
+    #[inline]
+    pub(crate) fn get(&self, key: u64) -> Option<Ref<'_, T>> {
+        let (index, generation) = split(key)?;
+        let slot = self.slots.get(index)?;
+        let mut st = slot.state.load(Ordering::Acquire);
+        loop {
+            if st & GEN_MASK != generation || st & LIVE == 0 {
+                return None;
+            }
+            match slot.state.compare_exchange_weak(
+                st,
+                st + READER,
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => st = now,
+            }
+        }
+        // SAFETY: we hold a reader reference on a LIVE slot: `free` cannot
+        // take the data out until we drop it, and `alloc` only writes
+        // non-LIVE slots. The Acquire CAS synchronises with the Release
+        // store in `alloc` that published the data.
+        let data = slot
+            .data
+            .with(|d| unsafe { (*d).as_ref() })
+            .expect("a live slot has data");
+        Some(Ref { slot, data })
+    }
+
+    /// Frees slot `key` and returns its data. `None` if the key is not live.
+    /// Waits for readers on other threads to finish. Not signal-safe.
+    pub(crate) fn free(&self, key: u64) -> Option<T> {
+        let (index, generation) = split(key)?;
+        let slot = self.slots.get(index)?;
+        let mut st = slot.state.load(Ordering::Acquire);
+        loop {
+            if st & GEN_MASK != generation || st & LIVE == 0 {
+                return None;
+            }
+            match slot.state.compare_exchange_weak(
+                st,
+                st & !LIVE,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => st = now,
+            }
+        }
+        // Readers that got in before LIVE was cleared finish their bounded
+        // operation; no new reader can enter.
+        while slot.state.load(Ordering::Acquire) >> 33 != 0 {
+            spin_hint();
+        }
+        // SAFETY: not LIVE and no readers: we have exclusive access.
+        let data = slot.data.with_mut(|d| unsafe { (*d).take() });
+        // Keep the generation: `alloc` bumps it when it reuses the slot, so
+        // this key stays invalid from now on.
+        slot.state.store(generation, Ordering::Release);
+        self.free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(index);
+        self.in_use.fetch_sub(1, Ordering::Relaxed);
+        data
+    }
+
+    /// Calls `f` with the key and data of every live slot (each under a
+    /// reader reference). Lock-free, async-signal-safe.
+    pub(crate) fn for_each_live(&self, mut f: impl FnMut(u64, &T)) {
+        for (index, slot) in self.slots.iter() {
+            let generation = slot.state.load(Ordering::Acquire) & GEN_MASK;
+            let key = ((index as u64 + 1) << 32) | generation;
+            if let Some(r) = self.get(key) {
+                f(key, &r);
+            }
+        }
+    }
+
+    /// Number of live slots.
+    pub(crate) fn in_use(&self) -> usize {
+        self.in_use.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_keys_and_null_are_rejected() {
+        let t: SlotTable<u32> = SlotTable::new(ErrorCode::OutOfHandles);
+        assert!(t.get(0).is_none());
+        assert!(t.get(1).is_none());
+        let k = t.alloc(7).unwrap();
+        assert_eq!(*t.get(k).unwrap(), 7);
+        assert_eq!(t.free(k), Some(7));
+        assert!(t.get(k).is_none(), "freed key");
+        assert!(t.free(k).is_none(), "double free");
+        let k2 = t.alloc(8).unwrap();
+        assert_ne!(k, k2, "reused slot gets a new generation");
+        assert!(t.get(k).is_none());
+        assert_eq!(*t.get(k2).unwrap(), 8);
+        assert!(t.get(k2 + 1).is_none(), "wrong generation");
+        assert!(t.get(u64::MAX).is_none());
+        assert_eq!(t.in_use(), 1);
+    }
+
+    #[test]
+    fn free_waits_for_readers_on_other_threads() {
+        let t = std::sync::Arc::new(SlotTable::<Vec<u64>>::new(ErrorCode::OutOfHandles));
+        let key = t.alloc(vec![1; 64]).unwrap();
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let t = t.clone();
+                std::thread::spawn(move || {
+                    let mut reads = 0u64;
+                    while let Some(r) = t.get(key) {
+                        assert_eq!(r.iter().sum::<u64>(), 64);
+                        reads += 1;
+                    }
+                    reads
+                })
+            })
+            .collect();
+        assert_eq!(t.free(key).map(|v| v.len()), Some(64));
+        for r in readers {
+            r.join().unwrap();
+        }
+    }
+}

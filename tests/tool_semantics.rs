@@ -1,0 +1,341 @@
+//! Session and handle semantics: SUM accum/offset, watermarks, isolation,
+//! continuous variables, arrays, bound objects, callbacks, many handles.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+use pvar::{BindKind, Callbacks, Datatype, Notify, ObjectRef, PvarClass, Registry};
+
+#[test]
+fn sum_handle_follows_accum_offset_current() {
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(c.index(), None).unwrap();
+    c.add(100); // stopped after allocation: not counted
+    assert_eq!(s.read_u64(h).unwrap(), 0);
+    s.start(h).unwrap();
+    c.add(7);
+    assert_eq!(s.read_u64(h).unwrap(), 7, "running: accum + current - offset");
+    s.stop(h).unwrap();
+    c.add(1000);
+    assert_eq!(s.read_u64(h).unwrap(), 7, "stopped: accum");
+    s.start(h).unwrap();
+    c.add(3);
+    assert_eq!(s.read_u64(h).unwrap(), 10);
+    s.reset(h).unwrap();
+    assert_eq!(s.read_u64(h).unwrap(), 0);
+    c.add(2);
+    let mut out = [0u64];
+    s.readreset(h, &mut out).unwrap();
+    assert_eq!(out[0], 2);
+    assert_eq!(s.read_u64(h).unwrap(), 0);
+    s.write(h, &[50]).unwrap();
+    c.add(1);
+    assert_eq!(s.read_u64(h).unwrap(), 51);
+    assert_eq!(c.get(), 1113, "the hot cells are never written by a tool");
+}
+
+#[test]
+fn sessions_are_isolated() {
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let a = reg.session().unwrap();
+    let b = reg.session().unwrap();
+    let (ha, _) = a.alloc(c.index(), None).unwrap();
+    let (hb, _) = b.alloc(c.index(), None).unwrap();
+    a.start(ha).unwrap();
+    c.add(5);
+    b.start(hb).unwrap();
+    c.add(1);
+    a.reset(ha).unwrap();
+    c.add(2);
+    b.stop(hb).unwrap();
+    c.add(4);
+    assert_eq!(a.read_u64(ha).unwrap(), 6);
+    assert_eq!(b.read_u64(hb).unwrap(), 3);
+    b.write(hb, &[99]).unwrap();
+    assert_eq!(a.read_u64(ha).unwrap(), 6, "a write in b does not reach a");
+}
+
+#[test]
+fn continuous_sum_runs_from_allocation() {
+    let reg = Registry::new();
+    let c = reg.counter("c").continuous(true).register().unwrap();
+    c.add(10);
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(c.index(), None).unwrap();
+    assert_eq!(s.read_u64(h).unwrap(), 0, "starting value is 0");
+    c.add(4);
+    assert_eq!(s.read_u64(h).unwrap(), 4);
+    assert!(s.registry().is_started(s.id(), h).unwrap());
+}
+
+#[test]
+fn timer_and_f64_aggregate_handles() {
+    let (clock, time) = pvar::Clock::mock();
+    let reg = Registry::with_clock(clock);
+    let t = reg.timer("t").register().unwrap();
+    let a = reg.aggregate::<f64>("a").register().unwrap();
+    let s = reg.session().unwrap();
+    let (ht, _) = s.alloc(t.index(), None).unwrap();
+    let (ha, _) = s.alloc(a.index(), None).unwrap();
+    s.start_all().unwrap();
+    t.start();
+    time.advance(std::time::Duration::from_millis(250));
+    t.stop();
+    a.add(1.5);
+    a.add(2.25);
+    assert!((s.read_f64(ht).unwrap() - 0.25).abs() < 1e-6);
+    assert_eq!(s.read_f64(ha).unwrap(), 3.75);
+    s.write(ht, &[1.0f64.to_bits()]).unwrap();
+    assert!((s.read_f64(ht).unwrap() - 1.0).abs() < 1e-6);
+}
+
+#[test]
+fn watermark_handles_track_marks_per_session() {
+    let reg = Registry::new();
+    let hi = reg.high_watermark::<u64>("q").register().unwrap();
+    let lo = reg.low_watermark::<u64>("q").register().unwrap();
+    hi.init(5);
+    lo.init(5);
+    let s = reg.session().unwrap();
+    let (hh, _) = s.alloc(hi.index(), None).unwrap();
+    let (hl, _) = s.alloc(lo.index(), None).unwrap();
+    hi.update(50); // stopped: not seen
+    lo.update(50);
+    s.start_all().unwrap();
+    assert_eq!(s.read_u64(hh).unwrap(), 50, "starting value is the level at start");
+    for v in [60, 10, 70, 20] {
+        hi.update(v);
+        lo.update(v);
+    }
+    assert_eq!(s.read_u64(hh).unwrap(), 70);
+    assert_eq!(s.read_u64(hl).unwrap(), 10);
+    s.stop_all().unwrap();
+    hi.update(1000);
+    lo.update(0);
+    assert_eq!(s.read_u64(hh).unwrap(), 70, "stopped handles are not updated");
+    assert_eq!(s.read_u64(hl).unwrap(), 10);
+    s.start_all().unwrap();
+    s.reset_all().unwrap();
+    assert_eq!(s.read_u64(hh).unwrap(), 1000, "reset: the current level");
+    assert_eq!(s.read_u64(hl).unwrap(), 0, "reset: the current level");
+    hi.update(3);
+    let mut out = [0u64];
+    s.readreset(hh, &mut out).unwrap();
+    assert_eq!(out[0], 1000, "readreset returns the mark before the reset");
+    assert_eq!(s.read_u64(hh).unwrap(), 3, "and restarts from the current level");
+    // A second session sees its own marks.
+    let s2 = reg.session().unwrap();
+    let (h2, _) = s2.alloc(hi.index(), None).unwrap();
+    s2.start(h2).unwrap();
+    hi.update(2);
+    assert_eq!(s2.read_u64(h2).unwrap(), 3, "level at start was 3");
+    assert_eq!(s.read_u64(hh).unwrap(), 3);
+}
+
+#[test]
+fn memoryless_classes_read_the_current_value_in_every_session() {
+    let reg = Registry::new();
+    let lvl = reg.level::<u64>("l").register().unwrap();
+    let st = reg.state("st").register().unwrap();
+    let pct = reg.percentage("p").register().unwrap();
+    let a = reg.session().unwrap();
+    let b = reg.session().unwrap();
+    let (la, _) = a.alloc(lvl.index(), None).unwrap();
+    let (lb, _) = b.alloc(lvl.index(), None).unwrap();
+    let (sa, _) = a.alloc(st.index(), None).unwrap();
+    let (pa, _) = a.alloc(pct.index(), None).unwrap();
+    lvl.set(9);
+    st.set(-2);
+    pct.set(0.5);
+    assert_eq!(a.read_u64(la).unwrap(), 9);
+    assert_eq!(b.read_u64(lb).unwrap(), 9);
+    assert_eq!(a.read_u64(sa).unwrap() as i64, -2);
+    assert_eq!(a.read_f64(pa).unwrap(), 0.5);
+}
+
+#[test]
+fn arrays_and_bound_objects_through_handles() {
+    let reg = Registry::new();
+    let per_peer = reg
+        .counter("per_peer")
+        .bind(BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let world = per_peer.create_instance(0x101, 3).unwrap();
+    let pair = per_peer.create_instance(0x200, 2).unwrap();
+    let s = reg.session().unwrap();
+    let (hw, nw) = s.alloc(per_peer.index(), Some(ObjectRef::new(BindKind::Comm, 0x101))).unwrap();
+    let (hp, np) = s.alloc(per_peer.index(), Some(ObjectRef::new(BindKind::Comm, 0x200))).unwrap();
+    assert_eq!((nw, np), (3, 2), "count depends on the object");
+    s.start_all().unwrap();
+    world.inc_at(2);
+    world.add_at(0, 4);
+    pair.inc_at(1);
+    let mut out = [0u64; 3];
+    s.read(hw, &mut out).unwrap();
+    assert_eq!(out, [4, 0, 1]);
+    let mut out = [0u64; 2];
+    s.read(hp, &mut out).unwrap();
+    assert_eq!(out, [0, 1]);
+    per_peer.drop_instance(0x200).unwrap();
+    assert_eq!(s.read(hp, &mut out).unwrap_err(), pvar::Error::Inactive);
+    s.free(hp).unwrap();
+}
+
+#[test]
+fn callback_variables_are_notified_and_count_per_object() {
+    let reg = Registry::new();
+    let events = Arc::new(AtomicUsize::new(0));
+    let ev = events.clone();
+    let cb = Callbacks::new(|obj, i| obj.unwrap_or(0) * 10 + i as u64).with_notify(move |n, obj| {
+        ev.fetch_add(1, Ordering::SeqCst);
+        match n {
+            Notify::Bind => obj.map(|o| o as usize),
+            _ => None,
+        }
+    });
+    let var = reg
+        .callback_pvar("computed", PvarClass::Counter, Datatype::UnsignedLongLong, cb)
+        .bind(BindKind::Win)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let s = reg.session().unwrap();
+    let (h, count) = s.alloc(var.index(), Some(ObjectRef::new(BindKind::Win, 3))).unwrap();
+    assert_eq!(count, 3, "notify(Bind) decides the count");
+    s.start(h).unwrap();
+    s.stop(h).unwrap();
+    let mut out = [0u64; 3];
+    s.read(h, &mut out).unwrap();
+    assert_eq!(out, [0, 0, 0], "SUM semantics over the callback's current values");
+    s.free(h).unwrap();
+    assert_eq!(events.load(Ordering::SeqCst), 4, "bind, start, stop, free");
+}
+
+#[test]
+fn sum_semantics_exact_under_concurrent_updaters() {
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(c.index(), None).unwrap();
+    s.start(h).unwrap();
+    const THREADS: u64 = 4;
+    const N: u64 = 500_000;
+    let barrier = Arc::new(Barrier::new(THREADS as usize + 1));
+    let workers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (c, barrier) = (c.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                for _ in 0..N {
+                    c.inc();
+                }
+            })
+        })
+        .collect();
+    barrier.wait();
+    // Read-reset while the workers run: the deltas must add up exactly.
+    let mut total = 0u64;
+    let mut last = 0u64;
+    let mut out = [0u64];
+    while workers.iter().any(|w| !w.is_finished()) {
+        let v = s.read_u64(h).unwrap();
+        assert!(v >= last, "counter reads never go backwards between resets");
+        last = v;
+        s.readreset(h, &mut out).unwrap();
+        total += out[0];
+        last = 0;
+    }
+    for w in workers {
+        w.join().unwrap();
+    }
+    s.readreset(h, &mut out).unwrap();
+    total += out[0];
+    assert_eq!(total, THREADS * N);
+}
+
+#[test]
+fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
+    let reg = Registry::new();
+    let hi = reg.high_watermark::<u64>("hw").register().unwrap();
+    let s = reg.session().unwrap();
+    let (keep, _) = s.alloc(hi.index(), None).unwrap();
+    s.start(keep).unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let updaters: Vec<_> = (0..2u64)
+        .map(|t| {
+            let hi = hi.clone();
+            std::thread::spawn(move || {
+                for i in 0..200_000u64 {
+                    hi.update((i * 7 + t) % 1000);
+                }
+                hi.update(5000 + t);
+            })
+        })
+        .collect();
+    let churn = {
+        let reg = reg.clone();
+        let done = done.clone();
+        let index = hi.index();
+        std::thread::spawn(move || {
+            let s = reg.session().unwrap();
+            let mut n = 0;
+            while !done.load(Ordering::Relaxed) {
+                let (h, _) = s.alloc(index, None).unwrap();
+                s.start(h).unwrap();
+                let v = s.read_u64(h).unwrap();
+                assert!(v <= 5001);
+                s.stop(h).unwrap();
+                s.free(h).unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    for u in updaters {
+        u.join().unwrap();
+    }
+    done.store(true, Ordering::Relaxed);
+    assert!(churn.join().unwrap() > 0);
+    assert_eq!(s.read_u64(keep).unwrap(), 5001, "the highest level was seen");
+}
+
+#[test]
+fn a_thousand_handles_in_ten_sessions() {
+    let reg = Registry::new();
+    let counters: Vec<_> = (0..100)
+        .map(|i| reg.counter(&format!("c{i}")).register().unwrap())
+        .collect();
+    let sessions: Vec<_> = (0..10).map(|_| reg.session().unwrap()).collect();
+    let handles: Vec<Vec<_>> = sessions
+        .iter()
+        .map(|s| {
+            counters
+                .iter()
+                .map(|c| s.alloc(c.index(), None).unwrap().0)
+                .collect()
+        })
+        .collect();
+    assert_eq!(reg.tool_stats().handles, 1000);
+    for (k, s) in sessions.iter().enumerate() {
+        if k % 2 == 0 {
+            s.start_all().unwrap();
+        }
+    }
+    for (i, c) in counters.iter().enumerate() {
+        c.add(i as u64);
+    }
+    for (k, s) in sessions.iter().enumerate() {
+        for (i, h) in handles[k].iter().enumerate() {
+            let expect = if k % 2 == 0 { i as u64 } else { 0 };
+            assert_eq!(s.read_u64(*h).unwrap(), expect);
+        }
+    }
+    drop(sessions);
+    assert_eq!(reg.tool_stats().handles, 0, "freeing a session frees its handles");
+    assert_eq!(reg.tool_stats().sessions, 0);
+}
