@@ -43,6 +43,7 @@ mod category;
 mod cells;
 pub mod clock;
 pub mod component;
+pub mod cvar;
 mod enums;
 mod error;
 mod kinds;
@@ -52,11 +53,14 @@ mod sync;
 mod tool;
 
 pub use callback::{Callbacks, Notify};
-pub use category::Categories;
+pub use category::{Categories, CategoryInfo};
 pub use clock::Clock;
 pub use component::{
     Aggregate, Bound, CallbackVar, Counter, Generic, HighWatermark, Level, LocalCounter,
     LowWatermark, Percentage, PvarBuilder, Size, State, Timer, TimerGuard,
+};
+pub use cvar::{
+    BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarInfo, CvarType, CvarValue, StaticCvar,
 };
 pub use enums::{EnumItem, Enumeration};
 pub use error::{Error, ErrorCode, Result};

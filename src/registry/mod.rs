@@ -124,6 +124,8 @@ pub(crate) struct RegistryInner {
     names: Mutex<HashMap<(String, PvarClass), usize>>,
     pub(crate) categories: Categories,
     pub(crate) tool: crate::tool::ToolState,
+    pub(crate) enums: crate::enums::EnumTable,
+    pub(crate) cvars: crate::cvar::CvarTable,
 }
 
 /// A set of variables with their hot storage. Cheap to clone (shared).
@@ -181,6 +183,8 @@ impl Registry {
                 names: Mutex::new(HashMap::new()),
                 categories: Categories::new(),
                 tool: crate::tool::ToolState::new(),
+                enums: crate::enums::EnumTable::new(),
+                cvars: crate::cvar::CvarTable::new(),
             }),
         }
     }

@@ -1,0 +1,419 @@
+//! Categories (MPI 4.1 §15.3.9 / MPI 3.1 §14.3.8): a hierarchy grouping
+//! control variables, performance variables and other categories.
+//!
+//! Rules kept here:
+//!
+//! - Indices run `0..N-1` in definition order and never change; categories
+//!   are never deleted. Members are only ever appended, so the order in
+//!   which a category lists its members never changes.
+//! - A category never contains itself, directly or through others: adding
+//!   a sub-category that would close a cycle is refused at registration
+//!   (the check also sees edges whose categories are not defined yet).
+//! - A variable (or a sub-category edge) may name a category before the
+//!   category is defined. The reference is kept and attached when the
+//!   category is defined; until then the name is reported by
+//!   [`Categories::undefined`].
+//! - The change stamp ([`Categories::changed`]) increases with every
+//!   addition: a category defined, a variable or sub-category added.
+//!
+//! Queries are lock-free (append-only vectors) and so async-signal-safe;
+//! additions and name lookups take a mutex.
+//!
+//! # The "first `len` entries" rule
+//!
+//! `MPI_T_category_get_{cvars,pvars,categories}(cat, len, indices)` write up
+//! to `len` indices starting at `indices[0]` and leave the rest of the array
+//! untouched. [`Categories::pvars_into`] (and its siblings) do exactly that
+//! with a `&mut [i32]` — the slice *is* `indices[0..len]` — and return the
+//! number of entries written; the C layer passes its array as the slice.
+//! When a category has more than `len` members, the first `len` (in the
+//! order they were added) are written. [`Categories::pvars`] etc. return
+//! the whole list as a `Vec` for Rust callers.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::sync::append_vec::AppendVec;
+use crate::sync::{AtomicU64, Mutex, Ordering};
+
+/// What a category holds. Members are only appended.
+struct Category {
+    name: String,
+    description: String,
+    cvars: AppendVec<usize>,
+    pvars: AppendVec<usize>,
+    subcategories: AppendVec<usize>,
+}
+
+/// Members recorded for a category name that is not defined yet.
+#[derive(Default)]
+struct Pending {
+    cvars: Vec<usize>,
+    pvars: Vec<usize>,
+}
+
+/// Cold-path bookkeeping, under one mutex.
+#[derive(Default)]
+struct State {
+    by_name: HashMap<String, usize>,
+    /// Members waiting for their category to be defined.
+    pending: HashMap<String, Pending>,
+    /// Every parent → child edge by name, in the order added, whether or
+    /// not the categories exist yet; `true` once attached.
+    edges: Vec<(String, String, bool)>,
+}
+
+impl State {
+    /// Whether `to` can be reached from `from` along the known edges.
+    fn reaches(&self, from: &str, to: &str) -> bool {
+        let mut stack = vec![from];
+        let mut seen = HashSet::new();
+        while let Some(n) = stack.pop() {
+            if n == to {
+                return true;
+            }
+            if !seen.insert(n) {
+                continue;
+            }
+            for (p, c, _) in &self.edges {
+                if p == n {
+                    stack.push(c);
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Summary of one category (`MPI_T_category_get_info`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CategoryInfo<'a> {
+    /// The category's name, unique among categories.
+    pub name: &'a str,
+    /// Its description (may be empty).
+    pub description: &'a str,
+    /// Number of control variables it contains.
+    pub num_cvars: usize,
+    /// Number of performance variables it contains.
+    pub num_pvars: usize,
+    /// Number of categories it contains.
+    pub num_categories: usize,
+}
+
+/// The category tree of a registry; see the [module docs](self).
+///
+/// ```
+/// let reg = pvar::Registry::new();
+/// let sent = reg.counter("sent").category("comm").register().unwrap();
+/// assert_eq!(reg.categories().undefined(), vec!["comm".to_string()]);
+/// let comm = reg.categories().define("comm", "communication").unwrap();
+/// assert!(reg.categories().undefined().is_empty());
+/// let mut out = [-1i32; 4];
+/// assert_eq!(reg.categories().pvars_into(comm, &mut out).unwrap(), 1);
+/// assert_eq!(out, [0, -1, -1, -1]);
+/// # drop(sent);
+/// ```
+pub struct Categories {
+    cats: AppendVec<Category>,
+    state: Mutex<State>,
+    stamp: AtomicU64,
+}
+
+impl Default for Categories {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Categories {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Categories")
+            .field("len", &self.len())
+            .field("stamp", &self.changed())
+            .finish_non_exhaustive()
+    }
+}
+
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('\0') {
+        return Err(Error::Registration(format!(
+            "{what} name {name:?} must be non-empty and free of NUL"
+        )));
+    }
+    Ok(())
+}
+
+impl Categories {
+    /// An empty tree.
+    pub(crate) fn new() -> Self {
+        Self {
+            cats: AppendVec::new(),
+            state: Mutex::new(State::default()),
+            stamp: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> crate::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn bump(&self) {
+        self.stamp.fetch_add(1, Ordering::Release);
+    }
+
+    fn category(&self, index: usize) -> Result<&Category> {
+        self.cats
+            .get(index)
+            .ok_or(Error::Code(ErrorCode::InvalidIndex))
+    }
+
+    /// Defines category `name` and returns its index. Members recorded for
+    /// the name before (variables, sub-category edges) are attached now.
+    /// Defining it again with the same description returns the same index;
+    /// with a different one it is an error.
+    pub fn define(&self, name: &str, description: &str) -> Result<usize> {
+        check_name("category", name)?;
+        let mut st = self.lock();
+        if let Some(&i) = st.by_name.get(name) {
+            let existing = &self.category(i)?.description;
+            if existing != description {
+                return Err(Error::Registration(format!(
+                    "category '{name}' is already defined at index {i} with description \
+                     {existing:?}; new description {description:?}"
+                )));
+            }
+            return Ok(i);
+        }
+        let index = self.cats.push(Category {
+            name: name.to_string(),
+            description: description.to_string(),
+            cvars: AppendVec::new(),
+            pvars: AppendVec::new(),
+            subcategories: AppendVec::new(),
+        });
+        st.by_name.insert(name.to_string(), index);
+        self.bump();
+        let cat = self.category(index)?;
+        if let Some(p) = st.pending.remove(name) {
+            for c in p.cvars {
+                cat.cvars.push(c);
+                self.bump();
+            }
+            for v in p.pvars {
+                cat.pvars.push(v);
+                self.bump();
+            }
+        }
+        self.attach_ready_edges(&mut st);
+        Ok(index)
+    }
+
+    /// Attaches every recorded edge whose two ends are now defined.
+    fn attach_ready_edges(&self, st: &mut State) {
+        for k in 0..st.edges.len() {
+            let (p, c, done) = &st.edges[k];
+            if *done {
+                continue;
+            }
+            if let (Some(&pi), Some(&ci)) = (st.by_name.get(p), st.by_name.get(c)) {
+                self.cats
+                    .get(pi)
+                    .expect("defined category")
+                    .subcategories
+                    .push(ci);
+                st.edges[k].2 = true;
+                self.bump();
+            }
+        }
+    }
+
+    /// Makes category `child` a member of category `parent` (by name;
+    /// either may still be undefined). Refused if it would make a category
+    /// contain itself, directly or through others. Adding the same edge
+    /// twice is a no-op.
+    pub fn add_subcategory(&self, parent: &str, child: &str) -> Result<()> {
+        check_name("category", parent)?;
+        check_name("category", child)?;
+        let mut st = self.lock();
+        if st.edges.iter().any(|(p, c, _)| p == parent && c == child) {
+            return Ok(());
+        }
+        if parent == child || st.reaches(child, parent) {
+            return Err(Error::Registration(format!(
+                "category '{parent}' cannot contain '{child}': '{child}' already contains \
+                 '{parent}' (directly or through other categories), which would make a \
+                 category contain itself"
+            )));
+        }
+        st.edges
+            .push((parent.to_string(), child.to_string(), false));
+        self.attach_ready_edges(&mut st);
+        Ok(())
+    }
+
+    /// Records performance variable `pvar_index` in category `category`
+    /// (pending until the category is defined).
+    pub(crate) fn attach_pvar(&self, category: &str, pvar_index: usize) {
+        self.attach(category, pvar_index, false);
+    }
+
+    /// Records control variable `cvar_index` in category `category`
+    /// (pending until the category is defined).
+    pub(crate) fn attach_cvar(&self, category: &str, cvar_index: usize) {
+        self.attach(category, cvar_index, true);
+    }
+
+    fn attach(&self, category: &str, index: usize, cvar: bool) {
+        let mut st = self.lock();
+        match st.by_name.get(category) {
+            Some(&ci) => {
+                let cat = self.cats.get(ci).expect("defined category");
+                let list = if cvar { &cat.cvars } else { &cat.pvars };
+                if !list.iter().any(|(_, &v)| v == index) {
+                    list.push(index);
+                    self.bump();
+                }
+            }
+            None => {
+                let p = st.pending.entry(category.to_string()).or_default();
+                let list = if cvar { &mut p.cvars } else { &mut p.pvars };
+                if !list.contains(&index) {
+                    list.push(index);
+                }
+            }
+        }
+    }
+
+    /// Number of defined categories (`MPI_T_category_get_num`).
+    /// Lock-free.
+    pub fn len(&self) -> usize {
+        self.cats.len()
+    }
+
+    /// Whether no category is defined.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `MPI_T_category_get_info`; `MPI_T_ERR_INVALID_INDEX` when out of
+    /// range. Lock-free.
+    pub fn info(&self, index: usize) -> Result<CategoryInfo<'_>> {
+        let c = self.category(index)?;
+        Ok(CategoryInfo {
+            name: &c.name,
+            description: &c.description,
+            num_cvars: c.cvars.len(),
+            num_pvars: c.pvars.len(),
+            num_categories: c.subcategories.len(),
+        })
+    }
+
+    /// `MPI_T_category_get_index`; `MPI_T_ERR_INVALID_NAME` if no category
+    /// with that name is defined.
+    pub fn index(&self, name: &str) -> Result<usize> {
+        self.lock()
+            .by_name
+            .get(name)
+            .copied()
+            .ok_or(Error::Code(ErrorCode::InvalidName))
+    }
+
+    /// `MPI_T_category_changed`: a stamp that increases with every
+    /// addition (category defined, member added). Lock-free.
+    pub fn changed(&self) -> u64 {
+        self.stamp.load(Ordering::Acquire)
+    }
+
+    /// Names referenced by a variable or a sub-category edge but not
+    /// defined (sorted). A well-formed program ends with none.
+    pub fn undefined(&self) -> Vec<String> {
+        let st = self.lock();
+        let mut names: Vec<String> = st
+            .pending
+            .keys()
+            .cloned()
+            .chain(st.edges.iter().flat_map(|(p, c, _)| [p.clone(), c.clone()]))
+            .filter(|n| !st.by_name.contains_key(n))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    fn list_into(list: &AppendVec<usize>, out: &mut [i32]) -> usize {
+        let n = list.len().min(out.len());
+        for (i, slot) in out.iter_mut().take(n).enumerate() {
+            *slot = *list.get(i).expect("published member") as i32;
+        }
+        n
+    }
+
+    /// `MPI_T_category_get_cvars`: writes the first `out.len()` control
+    /// variable indices of category `index` into `out` and returns how many
+    /// were written; entries past that are left untouched. Lock-free and
+    /// allocation-free.
+    pub fn cvars_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
+        Ok(Self::list_into(&self.category(index)?.cvars, out))
+    }
+
+    /// `MPI_T_category_get_pvars`, with the rule of
+    /// [`Categories::cvars_into`].
+    pub fn pvars_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
+        Ok(Self::list_into(&self.category(index)?.pvars, out))
+    }
+
+    /// `MPI_T_category_get_categories`, with the rule of
+    /// [`Categories::cvars_into`].
+    pub fn categories_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
+        Ok(Self::list_into(&self.category(index)?.subcategories, out))
+    }
+
+    /// All control variable indices of category `index`, in order added.
+    pub fn cvars(&self, index: usize) -> Result<Vec<usize>> {
+        Ok(self
+            .category(index)?
+            .cvars
+            .iter()
+            .map(|(_, &v)| v)
+            .collect())
+    }
+
+    /// All performance variable indices of category `index`.
+    pub fn pvars(&self, index: usize) -> Result<Vec<usize>> {
+        Ok(self
+            .category(index)?
+            .pvars
+            .iter()
+            .map(|(_, &v)| v)
+            .collect())
+    }
+
+    /// All sub-category indices of category `index`.
+    pub fn subcategories(&self, index: usize) -> Result<Vec<usize>> {
+        Ok(self
+            .category(index)?
+            .subcategories
+            .iter()
+            .map(|(_, &v)| v)
+            .collect())
+    }
+}
+
+/// Category shortcuts on the registry (the C interface's entry points).
+impl crate::Registry {
+    /// Defines a category; see [`Categories::define`].
+    pub fn define_category(&self, name: &str, description: &str) -> Result<usize> {
+        self.inner.categories.define(name, description)
+    }
+
+    /// Number of categories (`MPI_T_category_get_num`).
+    pub fn num_categories(&self) -> usize {
+        self.inner.categories.len()
+    }
+
+    /// Category names referenced but never defined; see
+    /// [`Categories::undefined`].
+    pub fn undefined_categories(&self) -> Vec<String> {
+        self.inner.categories.undefined()
+    }
+}
