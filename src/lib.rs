@@ -47,6 +47,8 @@ pub mod cvar;
 mod enums;
 mod error;
 mod kinds;
+pub mod mpit;
+pub mod observe;
 mod registry;
 mod storage;
 mod sync;

@@ -9,7 +9,7 @@ use crate::kinds::{BindKind, Datatype, Scope, Verbosity};
 use crate::registry::Registry;
 use crate::sync::{Arc, Ordering};
 
-use super::types::sealed::{Init, Kind};
+use super::types::sealed::{Init, Kind, Sealed};
 use super::types::{CvarType, NumericCvar};
 use super::value::{CvarCell, normalise};
 use super::{CvarBody, CvarInfo};
@@ -74,8 +74,8 @@ impl Registry {
 impl<'r, T: CvarType> CvarBuilder<'r, T> {
     /// The default value (overridden by the environment, see
     /// [`CvarBuilder::env`]).
-    pub fn default(mut self, value: impl Into<T>) -> Self {
-        self.default = Some(value.into().into_init());
+    pub fn default(mut self, value: <T as Sealed>::Arg<'_>) -> Self {
+        self.default = Some(T::arg_init(value));
         self
     }
 

@@ -46,9 +46,11 @@ pub(crate) mod sealed {
         /// How the default is written in a `static` declaration
         /// (`&'static str` for `String`, the type itself otherwise).
         type Static: Copy + Send + Sync + 'static;
+        /// How a default is passed to the builder (`&str` for `String`).
+        type Arg<'a>;
         const KIND: Kind;
+        fn arg_init(a: Self::Arg<'_>) -> Init;
         fn static_init(s: Self::Static) -> Init;
-        fn into_init(self) -> Init;
     }
 }
 
@@ -76,12 +78,13 @@ macro_rules! numeric {
     ($t:ty, $kind:ident, $dt:ident, |$v:ident| $to:expr, |$b:ident| $from:expr) => {
         impl Sealed for $t {
             type Static = $t;
+            type Arg<'a> = $t;
             const KIND: Kind = Kind::$kind;
+            fn arg_init(a: $t) -> Init {
+                Init::Bits(a.to_bits())
+            }
             fn static_init(s: $t) -> Init {
                 Init::Bits(s.to_bits())
-            }
-            fn into_init(self) -> Init {
-                Init::Bits(self.to_bits())
             }
         }
         impl CvarType for $t {
@@ -110,12 +113,13 @@ numeric!(f64, F64, Double, |v| f64::to_bits(v), |b| f64::from_bits(b));
 
 impl Sealed for String {
     type Static = &'static str;
+    type Arg<'a> = &'a str;
     const KIND: Kind = Kind::Str;
+    fn arg_init(a: &str) -> Init {
+        Init::Text(a.to_string())
+    }
     fn static_init(s: &'static str) -> Init {
         Init::Text(s.to_string())
-    }
-    fn into_init(self) -> Init {
-        Init::Text(self)
     }
 }
 impl CvarType for String {

@@ -1,0 +1,170 @@
+//! Self-observation: the engine's own variables, so that a tool attached to
+//! any process finds something.
+//!
+//! Everything lives in the category [`CATEGORY`] (`"pvar_engine"`).
+//!
+//! Performance variables (computed by callback, read-only, continuous):
+//!
+//! | name | class | value |
+//! |---|---|---|
+//! | `pvar_engine_sessions` | LEVEL | pvar sessions allocated ([`Registry::tool_stats`]) |
+//! | `pvar_engine_handles` | LEVEL | pvar handles allocated |
+//! | `pvar_engine_reads` | COUNTER | pvar handle reads served since start |
+//! | `pvar_engine_live_threads` | LEVEL | threads holding a per-thread id ([`crate::live_threads`]) |
+//! | `pvar_engine_thread_records` | LEVEL | per-thread records of this registry ([`Registry::thread_records`]) |
+//!
+//! Control variables (read-only for tools):
+//!
+//! | name | type | scope | value |
+//! |---|---|---|---|
+//! | `PVAR_ENGINE_VERSION` | `MPI_CHAR` | CONSTANT | the crate version |
+//! | `PVAR_ENGINE_INSTRUMENTATION` | `MPI_INT` (bool) | CONSTANT | 0 when built with `compile-out` |
+//! | `PVAR_ENGINE_THREAD_LEVEL` | `MPI_INT` (enum `mpi_thread_level`) | READONLY | the thread level provided, `MPI_THREAD_MULTIPLE` |
+//!
+//! When: they are registered in [`global`](crate::global) by the first
+//! [`mpit::init_thread`](crate::mpit::init_thread) (or
+//! `init_count_increment`), not when `global()` is created, so that
+//! components using `global()` without a tool see only their own
+//! variables. Isolated registries get them only through
+//! [`register_engine_vars`]. Registration is idempotent.
+
+use std::sync::OnceLock;
+
+use crate::callback::Callbacks;
+use crate::enums::Enumeration;
+use crate::error::Result;
+use crate::kinds::{Datatype, PvarClass, Scope, Verbosity};
+use crate::registry::Registry;
+
+/// The category holding the engine's own variables.
+pub const CATEGORY: &str = "pvar_engine";
+
+/// Names of the engine's performance variables, in registration order.
+pub const PVARS: [&str; 5] = [
+    "pvar_engine_sessions",
+    "pvar_engine_handles",
+    "pvar_engine_reads",
+    "pvar_engine_live_threads",
+    "pvar_engine_thread_records",
+];
+
+/// Names of the engine's control variables, in registration order.
+pub const CVARS: [&str; 3] = [
+    "PVAR_ENGINE_VERSION",
+    "PVAR_ENGINE_INSTRUMENTATION",
+    "PVAR_ENGINE_THREAD_LEVEL",
+];
+
+/// A callback's view of the registry that does not keep it alive (the
+/// callbacks are stored inside the registry).
+#[cfg(not(loom))]
+fn weak_view(reg: &Registry) -> impl Fn() -> Option<Registry> + Send + Sync + 'static {
+    let weak = std::sync::Arc::downgrade(&reg.inner);
+    move || weak.upgrade().map(|inner| Registry { inner })
+}
+
+#[cfg(loom)]
+fn weak_view(reg: &Registry) -> impl Fn() -> Option<Registry> + Send + Sync + 'static {
+    // loom's Arc has no Weak; models never drop registries holding these.
+    let reg = reg.clone();
+    move || Some(reg.clone())
+}
+
+/// Registers the engine's own category, performance variables and control
+/// variables in `reg`. Idempotent.
+pub fn register_engine_vars(reg: &Registry) -> Result<()> {
+    reg.define_category(
+        CATEGORY,
+        "The pvar engine itself: tool sessions and handles, threads, reads served, build settings",
+    )?;
+    let stat = |f: fn(crate::tool::ToolStats) -> u64| {
+        let view = weak_view(reg);
+        Callbacks::new(move |_, _| view().map_or(0, |r| f(r.tool_stats())))
+    };
+    let level = |name: &str, desc: &str, cb: Callbacks| {
+        reg.callback_pvar(name, PvarClass::Level, Datatype::UnsignedLongLong, cb)
+            .description(desc)
+            .verbosity(Verbosity::MpidevBasic)
+            .category(CATEGORY)
+            .register()
+            .map(|_| ())
+    };
+    level(
+        PVARS[0],
+        "pvar sessions currently allocated",
+        stat(|s| s.sessions as u64),
+    )?;
+    level(
+        PVARS[1],
+        "pvar handles currently allocated",
+        stat(|s| s.handles as u64),
+    )?;
+    reg.callback_pvar(
+        PVARS[2],
+        PvarClass::Counter,
+        Datatype::UnsignedLongLong,
+        stat(|s| s.reads),
+    )
+    .description("pvar handle reads served since the registry was created")
+    .verbosity(Verbosity::MpidevBasic)
+    .category(CATEGORY)
+    .readonly(true)
+    .continuous(true)
+    .register()?;
+    level(
+        PVARS[3],
+        "threads currently holding a per-thread id (all registries)",
+        Callbacks::new(|_, _| crate::live_threads() as u64),
+    )?;
+    let view = weak_view(reg);
+    level(
+        PVARS[4],
+        "per-thread records in this registry (threads that ever updated a summed variable)",
+        Callbacks::new(move |_, _| view().map_or(0, |r| r.thread_records() as u64)),
+    )?;
+
+    reg.cvar::<String>(CVARS[0])
+        .default(env!("CARGO_PKG_VERSION"))
+        .description("version of the pvar engine")
+        .scope(Scope::Constant)
+        .verbosity(Verbosity::UserDetail)
+        .category(CATEGORY)
+        .register()?;
+    reg.cvar::<bool>(CVARS[1])
+        .default(crate::component::ENABLED)
+        .description("1 if component updates are compiled in, 0 if built with `compile-out`")
+        .scope(Scope::Constant)
+        .verbosity(Verbosity::UserDetail)
+        .category(CATEGORY)
+        .register()?;
+    let levels = Enumeration::new(
+        "mpi_thread_level",
+        [
+            ("MPI_THREAD_SINGLE", crate::mpit::THREAD_SINGLE),
+            ("MPI_THREAD_FUNNELED", crate::mpit::THREAD_FUNNELED),
+            ("MPI_THREAD_SERIALIZED", crate::mpit::THREAD_SERIALIZED),
+            ("MPI_THREAD_MULTIPLE", crate::mpit::THREAD_MULTIPLE),
+        ],
+    )?;
+    reg.cvar::<i32>(CVARS[2])
+        .default(crate::mpit::THREAD_MULTIPLE)
+        .enumeration(levels)
+        .description("thread level the tool interface provides (always MPI_THREAD_MULTIPLE)")
+        .scope(Scope::Readonly)
+        .verbosity(Verbosity::UserDetail)
+        .category(CATEGORY)
+        .register()?;
+    Ok(())
+}
+
+/// Registers the engine's variables in [`global`](crate::global) once per
+/// process; a failure is reported on standard error (it would mean a
+/// component took one of the names).
+pub(crate) fn register_global() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        if let Err(e) = register_engine_vars(crate::global()) {
+            eprintln!("pvar: registering the engine's own variables failed: {e}");
+        }
+    });
+}
