@@ -6,8 +6,9 @@
 //! [`ThreadRecord`](record::ThreadRecord).
 //!
 //! **Update** (owning thread only): two thread-local loads find this thread's
-//! record for the space; one load finds the chunk; then a relaxed load and a
-//! relaxed store of the cell. No lock, no read-modify-write, and the cell's
+//! record for the space (the space's id, cached in the component handle, is
+//! compared with the thread's one-entry cache); one load finds the chunk;
+//! then a relaxed load and a relaxed store of the cell. No lock, no read-modify-write, and the cell's
 //! cache line is written by no other thread. After the thread's first touch
 //! of the chunk it never allocates.
 //!
@@ -28,12 +29,12 @@ use std::collections::HashMap;
 
 use crate::sync::append_vec::AppendVec;
 use crate::sync::{AtomicU64, Mutex, Ordering};
-use record::{CHUNKS, ThreadRecord, chunk_cells};
+use record::{CHUNKS, ChunkIndex, ThreadRecord, chunk_cells};
 
 /// The address of one cell in every thread's record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Slot {
-    chunk: u8,
+    chunk: ChunkIndex,
     offset: u32,
 }
 
@@ -108,7 +109,7 @@ impl CellSpace {
             a.next = 0;
         }
         let slot = Slot {
-            chunk: a.chunk as u8,
+            chunk: ChunkIndex::new(a.chunk).expect("chunk below CHUNKS"),
             offset: a.next as u32,
         };
         a.next += len;
@@ -122,6 +123,14 @@ impl CellSpace {
         a.free.entry(len.max(1)).or_default().push(slot);
     }
 
+    /// This space's id. Ids are never reused; a component handle caches the
+    /// id next to its slot so that its fast path
+    /// ([`CellSpace::update_cached`]) never reads the `CellSpace` itself.
+    #[inline(always)]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Applies `f` to this thread's cell at `slot`: a relaxed load and a
     /// relaxed store once the thread has touched the slot's chunk.
     ///
@@ -130,24 +139,53 @@ impl CellSpace {
     /// variable was registered). Its first use on a thread allocates.
     #[inline(always)]
     pub(crate) fn update(&self, slot: Slot, f: impl Fn(u64) -> u64) {
-        if let Some(rec) = tls::cached_record(self.id) {
-            // SAFETY: the cache holds a record pointer only together with
-            // the id of the space that owns it; ids are never reused and the
-            // space (`self`) is alive, so the record is alive.
-            let rec = unsafe { &*rec };
-            if let Some(cell) = rec.cell(slot.chunk as usize, slot.offset as usize) {
-                // Single writer: this thread owns the record.
-                cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
-                return;
-            }
+        // SAFETY: `self.id` is the id of `self`, which is alive.
+        if !unsafe { Self::update_cached(self.id, slot, &f) } {
+            self.update_slow(slot, &f);
         }
-        self.update_slow(slot, &f);
     }
 
+    /// The fast path of [`CellSpace::update`], for the space whose id is
+    /// `id`, reading no field of the space: it compares `id` with the
+    /// thread's record cache (one thread-local load), loads the cached
+    /// record pointer (one thread-local load) and the chunk pointer, then
+    /// does the relaxed load and relaxed store of the cell, and returns
+    /// `true`. Returns `false`, having done nothing, when the cache holds
+    /// another space or the thread has no chunk for the slot yet: the caller
+    /// then calls [`CellSpace::update_slow`] (out of line, `#[cold]`).
+    ///
+    /// Async-signal-safe: two thread-local loads and three memory accesses.
+    ///
+    /// # Safety
+    /// `id` must be the id of a live `CellSpace` that allocated `slot`. (An
+    /// id of a dropped space could match a stale cache entry.)
+    #[inline(always)]
+    pub(crate) unsafe fn update_cached(id: u64, slot: Slot, f: impl Fn(u64) -> u64) -> bool {
+        let Some(rec) = tls::cached_record(id) else {
+            return false;
+        };
+        // SAFETY: the cache holds a record pointer only together with the id
+        // of the space that owns it; ids are never reused, and the space
+        // with id `id` is alive (caller contract), so the record is alive.
+        let rec = unsafe { &*rec };
+        match rec.cell(slot.chunk, slot.offset as usize) {
+            Some(cell) => {
+                // Single writer: this thread owns the record.
+                cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The slow path of [`CellSpace::update`]: creates this thread's id,
+    /// record and chunk as needed (allocates; not async-signal-safe), caches
+    /// the record, and applies `f`; after the thread's exit destructor, applies
+    /// `f` to the shared orphan record with compare-and-swap.
     #[cold]
     #[inline(never)]
-    fn update_slow(&self, slot: Slot, f: &dyn Fn(u64) -> u64) {
-        let (chunk, offset) = (slot.chunk as usize, slot.offset as usize);
+    pub(crate) fn update_slow(&self, slot: Slot, f: &dyn Fn(u64) -> u64) {
+        let (chunk, offset) = (slot.chunk, slot.offset as usize);
         match self.local_record() {
             Some(rec) => {
                 rec.ensure_chunk(chunk);
@@ -166,7 +204,7 @@ impl CellSpace {
         }
     }
 
-    fn orphan_cell(&self, chunk: usize, offset: usize) -> &AtomicU64 {
+    fn orphan_cell(&self, chunk: ChunkIndex, offset: usize) -> &AtomicU64 {
         if let Some(cell) = self.orphan.cell_acquire(chunk, offset) {
             return cell;
         }
@@ -189,7 +227,7 @@ impl CellSpace {
                 None => return 0,
             },
         };
-        rec.cell(slot.chunk as usize, slot.offset as usize)
+        rec.cell(slot.chunk, slot.offset as usize)
             .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
@@ -201,7 +239,7 @@ impl CellSpace {
             Some(rec) => unsafe { &*rec },
             None => self.local_record_if_exists()?,
         };
-        rec.cell(slot.chunk as usize, slot.offset as usize)
+        rec.cell(slot.chunk, slot.offset as usize)
     }
 
     /// This thread's record, creating it (and the thread id) on first use.
@@ -240,7 +278,7 @@ impl CellSpace {
     pub(crate) fn prepare_thread(&self) {
         let top = self.alloc.lock().unwrap_or_else(|e| e.into_inner()).chunk;
         if let Some(rec) = self.local_record() {
-            for k in 0..=top {
+            for k in (0..=top).filter_map(ChunkIndex::new) {
                 rec.ensure_chunk(k);
             }
         }
@@ -250,7 +288,7 @@ impl CellSpace {
     /// and async-signal-safe: atomic loads only.
     #[inline]
     pub(crate) fn for_each_cell(&self, slot: Slot, mut f: impl FnMut(u64)) {
-        let (chunk, offset) = (slot.chunk as usize, slot.offset as usize);
+        let (chunk, offset) = (slot.chunk, slot.offset as usize);
         let n = self.records.len();
         for i in 0..n {
             if let Some(cell) = self
@@ -313,10 +351,14 @@ mod tests {
         let space = CellSpace::new();
         let (a, _) = space.alloc(60).unwrap();
         let (b, _) = space.alloc(10).unwrap();
-        assert_eq!((a.chunk, a.offset), (0, 0));
-        assert_eq!((b.chunk, b.offset), (1, 0), "60 + 10 > 64 cells of chunk 0");
+        assert_eq!((a.chunk.get(), a.offset), (0, 0));
+        assert_eq!(
+            (b.chunk.get(), b.offset),
+            (1, 0),
+            "60 + 10 > 64 cells of chunk 0"
+        );
         let (big, _) = space.alloc(1000).unwrap();
-        assert!(chunk_cells(big.chunk as usize) >= big.offset as usize + 1000);
+        assert!(chunk_cells(big.chunk.get()) >= big.offset as usize + 1000);
     }
 
     #[test]

@@ -20,9 +20,48 @@ pub(crate) const fn chunk_cells(k: usize) -> usize {
     FIRST_CHUNK_CELLS << k
 }
 
+/// A chunk number, below [`CHUNKS`] by construction. A fieldless enum, so
+/// the compiler knows its range and indexing the chunk table with it needs
+/// no bounds check (and no `unsafe`) on the hot path.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[rustfmt::skip]
+pub(crate) enum ChunkIndex {
+    K0, K1, K2, K3, K4, K5, K6, K7, K8, K9, K10, K11, K12,
+    K13, K14, K15, K16, K17, K18, K19, K20, K21, K22, K23, K24, K25,
+}
+
+impl ChunkIndex {
+    #[rustfmt::skip]
+    const ALL: [ChunkIndex; CHUNKS] = {
+        use ChunkIndex::*;
+        [
+            K0, K1, K2, K3, K4, K5, K6, K7, K8, K9, K10, K11, K12,
+            K13, K14, K15, K16, K17, K18, K19, K20, K21, K22, K23, K24, K25,
+        ]
+    };
+
+    /// Chunk `k`, if `k < CHUNKS`.
+    pub(crate) fn new(k: usize) -> Option<ChunkIndex> {
+        Self::ALL.get(k).copied()
+    }
+
+    /// The chunk's number.
+    #[inline(always)]
+    pub(crate) fn get(self) -> usize {
+        self as usize
+    }
+}
+
 /// A 128-byte group of cells; a chunk is a boxed slice of them.
+///
+/// `repr(C)` with exactly 128 bytes of cells: a chunk is therefore also a
+/// contiguous array of `AtomicU64`, and cell `offset` of a chunk is at byte
+/// `8 * offset` from its start (see [`ThreadRecord::cell`]).
 #[repr(C, align(128))]
 pub(crate) struct Line([AtomicU64; CELLS_PER_LINE]);
+
+const _: () = assert!(core::mem::size_of::<Line>() == CELLS_PER_LINE * 8);
 
 /// One thread's cells for one cell space.
 pub(crate) struct ThreadRecord {
@@ -36,13 +75,21 @@ impl ThreadRecord {
         }
     }
 
+    /// Chunk pointer `chunk` (in bounds by [`ChunkIndex`]'s range).
+    #[inline(always)]
+    fn chunk_ptr(&self, chunk: ChunkIndex, order: Ordering) -> *mut Line {
+        self.chunks[chunk.get()].load(order)
+    }
+
     /// The cell at (`chunk`, `offset`) if the chunk exists. Async-signal-safe.
     ///
     /// `Relaxed` suffices for the owning thread (it allocated the chunk);
-    /// other threads use [`ThreadRecord::cell_acquire`].
+    /// other threads use [`ThreadRecord::cell_acquire`]. On the hot path
+    /// this is one load of the chunk pointer, a null test and an address
+    /// `chunk + 8 * offset`.
     #[inline(always)]
-    pub(crate) fn cell(&self, chunk: usize, offset: usize) -> Option<&AtomicU64> {
-        let lines = self.chunks[chunk].load(Ordering::Relaxed);
+    pub(crate) fn cell(&self, chunk: ChunkIndex, offset: usize) -> Option<&AtomicU64> {
+        let lines = self.chunk_ptr(chunk, Ordering::Relaxed);
         // SAFETY: see `cell_at`.
         (!lines.is_null()).then(|| unsafe { Self::cell_at(lines, offset) })
     }
@@ -50,8 +97,8 @@ impl ThreadRecord {
     /// As [`ThreadRecord::cell`], for readers on other threads: the Acquire
     /// load makes the chunk's zero initialisation visible.
     #[inline]
-    pub(crate) fn cell_acquire(&self, chunk: usize, offset: usize) -> Option<&AtomicU64> {
-        let lines = self.chunks[chunk].load(Ordering::Acquire);
+    pub(crate) fn cell_acquire(&self, chunk: ChunkIndex, offset: usize) -> Option<&AtomicU64> {
+        let lines = self.chunk_ptr(chunk, Ordering::Acquire);
         // SAFETY: see `cell_at`.
         (!lines.is_null()).then(|| unsafe { Self::cell_at(lines, offset) })
     }
@@ -62,15 +109,19 @@ impl ThreadRecord {
     /// inside their chunk, and chunks live as long as `self`.
     #[inline(always)]
     unsafe fn cell_at<'a>(lines: *const Line, offset: usize) -> &'a AtomicU64 {
-        // SAFETY: caller guarantees `offset` is in bounds of the chunk; the
-        // line index `offset / 16` is then below the number of lines.
-        unsafe { &(*lines.add(offset / CELLS_PER_LINE)).0[offset % CELLS_PER_LINE] }
+        // SAFETY: a chunk is one allocation of `chunk_cells(k) / 16` lines,
+        // each exactly 16 `AtomicU64`s with no padding (`repr(C)`, size
+        // asserted above), so it is also an array of `chunk_cells(k)` cells
+        // and the pointer keeps the provenance of the whole allocation. The
+        // caller guarantees `offset < chunk_cells(k)`: the cell is in bounds.
+        unsafe { &*lines.cast::<AtomicU64>().add(offset) }
     }
 
-    /// Allocates chunk `k` if this record does not have it yet and returns
-    /// it. Only the owning thread (or the cell space, for the shared orphan
+    /// Allocates chunk `k` if this record does not have it yet. Only the
+    /// owning thread (or the cell space, for the shared orphan
     /// record, under its lock) calls this. Allocates: not signal-safe.
-    pub(crate) fn ensure_chunk(&self, k: usize) {
+    pub(crate) fn ensure_chunk(&self, k: ChunkIndex) {
+        let k = k.get();
         if !self.chunks[k].load(Ordering::Relaxed).is_null() {
             return;
         }

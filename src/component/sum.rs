@@ -17,10 +17,14 @@ use super::builder::FromStorage;
 use super::value::Magnitude;
 
 /// What every handle over sharded storage holds: a direct pointer to the
-/// cell space and the slot, so an update touches no other memory.
+/// cell space, the space's id and the slot, so an update reads only the
+/// handle, the thread's record cache, the record and the cell (never the
+/// `CellSpace`, except on the cold path).
 #[derive(Clone)]
 pub(crate) struct Sharded {
     cells: NonNull<CellSpace>,
+    /// `cells.id()`, cached for [`CellSpace::update_cached`].
+    space_id: u64,
     slot: Slot,
     count: usize,
     storage: Arc<Storage>,
@@ -40,8 +44,11 @@ impl Sharded {
         let Kind::Sharded { slot, .. } = &storage.kind else {
             unreachable!("sharded class has sharded storage")
         };
+        // Element 0 always exists, so `check(0)` can be skipped.
+        assert!(storage.count >= 1, "sharded storage without elements");
         Self {
             cells: NonNull::from(&storage.hot.cells),
+            space_id: storage.hot.cells.id(),
             slot: *slot,
             count: storage.count,
             registry: registry.clone(),
@@ -56,21 +63,40 @@ impl Sharded {
         unsafe { self.cells.as_ref() }
     }
 
+    /// Panics unless element `i` exists. Free for `i == 0` (a constant on
+    /// the `inc`/`add` paths): every storage has at least one element.
     #[inline(always)]
     fn check(&self, i: usize) {
-        assert!(
-            i < self.count,
-            "pvar element {i} out of range (count {})",
-            self.count
-        );
+        if i != 0 && i >= self.count {
+            out_of_range(i, self.count);
+        }
     }
 
     #[inline(always)]
     fn update(&self, i: usize, f: impl Fn(u64) -> u64) {
         if ENABLED {
             self.check(i);
-            self.cells().update(self.slot.at(i), f);
+            self.update_slot(self.slot.at(i), f);
         }
+    }
+
+    /// Updates this thread's cell at `slot` (a slot of this storage). The
+    /// inlined fast path reads only `space_id` and `slot` from the handle;
+    /// the cell space pointer is loaded on the cold path only.
+    #[inline(always)]
+    fn update_slot(&self, slot: Slot, f: impl Fn(u64) -> u64) {
+        // SAFETY: `space_id` is the id of the `CellSpace` behind `cells`
+        // (read in `new`; ids never change), which `storage` keeps alive,
+        // and that space allocated this storage's slots.
+        if !unsafe { CellSpace::update_cached(self.space_id, slot, &f) } {
+            self.update_cold(slot, &f);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn update_cold(&self, slot: Slot, f: &dyn Fn(u64) -> u64) {
+        self.cells().update_slow(slot, f);
     }
 
     fn merged(&self, i: usize) -> u64 {
@@ -82,6 +108,12 @@ impl Sharded {
         self.check(i);
         self.cells().local_cell(self.slot.at(i))
     }
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_range(i: usize, count: usize) -> ! {
+    panic!("pvar element {i} out of range (count {count})")
 }
 
 macro_rules! common_methods {
@@ -309,7 +341,7 @@ impl Timer {
             self.core.check(i);
             // Store tick + 1 so that 0 keeps meaning "not started".
             let now = self.clock.ticks().wrapping_add(1);
-            self.core.cells().update(self.starts.at(i), |_| now);
+            self.core.update_slot(self.starts.at(i), |_| now);
         }
     }
 
@@ -322,9 +354,10 @@ impl Timer {
             let cells = self.core.cells();
             let started = cells.load_local(self.starts.at(i));
             if started != 0 {
-                cells.update(self.starts.at(i), |_| 0);
+                self.core.update_slot(self.starts.at(i), |_| 0);
                 let elapsed = now.saturating_sub(started - 1);
-                cells.update(self.core.slot.at(i), |v| v.wrapping_add(elapsed));
+                self.core
+                    .update_slot(self.core.slot.at(i), |v| v.wrapping_add(elapsed));
             }
         }
     }
