@@ -1,0 +1,642 @@
+//! Async-signal safety, proven under a real signal handler (issue 5; see
+//! `docs/signal-safety.md`).
+//!
+//! Worker threads update a counter, an aggregate, a timer and a high
+//! watermark in hot loops; a tool thread keeps creating and freeing sessions
+//! and handles; SIGPROF (from `setitimer(ITIMER_PROF)`) and SIGUSR1 (from
+//! `pthread_kill`, aimed at the workers and the tool thread) arrive at
+//! several kHz. The handler reads, read-resets, starts and stops handles
+//! allocated before it was installed (their keys are in statics), and
+//! updates a counter on threads that prepared their cells.
+//!
+//! The global allocator below aborts the process if it is entered while a
+//! handler runs on the calling thread. At the end: read-reset deltas plus the
+//! final read equal the exact number of updates; counter and timer reads
+//! never went backwards on any thread; a watchdog aborts instead of hanging.
+//!
+//! Linux only (`setitimer`, `pthread_kill`, `__errno_location`).
+#![cfg(target_os = "linux")]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
+use std::time::{Duration, Instant};
+
+use pvar::{Counter, HandleId, Registry, SessionId};
+
+// ---------------------------------------------------------------------------
+// The allocator that aborts inside a signal handler.
+
+thread_local! {
+    /// Set while a signal handler runs on this thread. `const`, no
+    /// destructor: a plain TLS load, nothing lazy, usable from the allocator
+    /// and from the handler.
+    static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
+    /// Last value the handler read on this thread, per monitored handle.
+    static LAST_COUNTER: Cell<u64> = const { Cell::new(0) };
+    static LAST_TIMER: Cell<f64> = const { Cell::new(0.0) };
+    static LAST_HWM: Cell<u64> = const { Cell::new(0) };
+    static LAST_SHARED_HWM: Cell<u64> = const { Cell::new(0) };
+    /// This thread has called `prepare_thread` (component updates from the
+    /// handler are then allowed on it).
+    static PREPARED: Cell<bool> = const { Cell::new(false) };
+    /// Index into `PER_THREAD` (0: a thread the test did not start).
+    static THREAD_SLOT: Cell<usize> = const { Cell::new(0) };
+    /// Handler invocations on this thread (for the start/stop parity).
+    static LOCAL_SIGNALS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn die(msg: &str) -> ! {
+    // SAFETY: write(2) and abort(3) are async-signal-safe; `msg` is valid.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+        libc::abort();
+    }
+}
+
+#[inline]
+fn check_not_in_handler() {
+    if IN_HANDLER.try_with(|c| c.get()).unwrap_or(false) {
+        die("\nsignal_safety: FATAL: the allocator was entered inside a signal handler\n");
+    }
+}
+
+struct AbortInHandler;
+
+// SAFETY: forwards to `System` unchanged.
+unsafe impl GlobalAlloc for AbortInHandler {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        check_not_in_handler();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        check_not_in_handler();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        check_not_in_handler();
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        check_not_in_handler();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: AbortInHandler = AbortInHandler;
+
+// ---------------------------------------------------------------------------
+// What the handler uses: registered in advance, reached through statics.
+
+const WORKERS: usize = 3;
+/// Per-thread slots: 1..=WORKERS workers, then tool, signaller, watchdog, main.
+const SLOTS: usize = 16;
+const TOOL_SLOT: usize = WORKERS + 1;
+const SIGNALLER_SLOT: usize = WORKERS + 2;
+const WATCHDOG_SLOT: usize = WORKERS + 3;
+const MAIN_SLOT: usize = WORKERS + 4;
+
+static REG: AtomicPtr<Registry> = AtomicPtr::new(core::ptr::null_mut());
+static HANDLER_COUNTER: AtomicPtr<Counter> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Session of the monitored handles.
+static S_MAIN: AtomicU64 = AtomicU64::new(0);
+/// Counter handle, never reset: monotonicity.
+static H_MONO: AtomicU64 = AtomicU64::new(0);
+/// Counter handle read-reset by the handler: exactness.
+static H_RR: AtomicU64 = AtomicU64::new(0);
+/// Aggregate handle read-reset by the handler: exactness.
+static H_AGG_RR: AtomicU64 = AtomicU64::new(0);
+/// Timer handle (seconds), never reset: monotonicity, conversion.
+static H_TIMER: AtomicU64 = AtomicU64::new(0);
+/// Timer handle read-reset by the handler.
+static H_TIMER_RR: AtomicU64 = AtomicU64::new(0);
+/// High-watermark handle (one element per worker + one shared), never reset.
+static H_HWM: AtomicU64 = AtomicU64::new(0);
+/// High-watermark handle read-reset by the handler.
+static H_HWM_RR: AtomicU64 = AtomicU64::new(0);
+/// Session whose handles the handler starts and stops (ALL_HANDLES).
+static S_TOGGLE: AtomicU64 = AtomicU64::new(0);
+/// A counter handle in `S_TOGGLE` the handler also starts/stops/resets singly.
+static H_TOGGLE: AtomicU64 = AtomicU64::new(0);
+/// The tool thread's current, short-lived session and handle (may be stale).
+static CHURN_S: AtomicU64 = AtomicU64::new(0);
+static CHURN_H: AtomicU64 = AtomicU64::new(0);
+
+static ARMED: AtomicBool = AtomicBool::new(false);
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static STOP_SIGNALS: AtomicBool = AtomicBool::new(false);
+static STOP_WORK: AtomicBool = AtomicBool::new(false);
+static DONE: AtomicBool = AtomicBool::new(false);
+
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+static HANDLED_PROF: AtomicU64 = AtomicU64::new(0);
+static HANDLED_USR1: AtomicU64 = AtomicU64::new(0);
+static PER_THREAD: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+static SENT_USR1: AtomicU64 = AtomicU64::new(0);
+
+static RR_SUM: AtomicU64 = AtomicU64::new(0);
+static AGG_RR_SUM: AtomicU64 = AtomicU64::new(0);
+static HANDLER_UPDATES: AtomicU64 = AtomicU64::new(0);
+static CHURN_READS_OK: AtomicU64 = AtomicU64::new(0);
+static CHURN_READS_STALE: AtomicU64 = AtomicU64::new(0);
+static TOGGLES: AtomicU64 = AtomicU64::new(0);
+
+static COUNTER_BACKWARDS: AtomicU64 = AtomicU64::new(0);
+static TIMER_BACKWARDS: AtomicU64 = AtomicU64::new(0);
+static TIMER_BAD: AtomicU64 = AtomicU64::new(0);
+static HWM_BACKWARDS: AtomicU64 = AtomicU64::new(0);
+static SHARED_HWM_BACKWARDS: AtomicU64 = AtomicU64::new(0);
+static HANDLER_ERRORS: AtomicU64 = AtomicU64::new(0);
+
+/// `SIGNAL_SAFETY_SELFTEST=alloc`: the handler allocates on purpose, to show
+/// that the allocator check fires (the run must then abort).
+static SELFTEST_ALLOC: AtomicBool = AtomicBool::new(false);
+
+/// Every worker's pthread_t and the tool thread's (0: not running).
+static TARGETS: [AtomicUsize; WORKERS + 1] = [const { AtomicUsize::new(0) }; WORKERS + 1];
+
+// ---------------------------------------------------------------------------
+// The handler: no allocation, no lock, no panic, no formatting.
+
+fn sid(a: &AtomicU64) -> SessionId {
+    SessionId::from_raw(a.load(Relaxed))
+}
+
+fn hid(a: &AtomicU64) -> HandleId {
+    HandleId::from_raw(a.load(Relaxed))
+}
+
+fn error() {
+    HANDLER_ERRORS.fetch_add(1, Relaxed);
+}
+
+fn sample(reg: &Registry) {
+    let s = sid(&S_MAIN);
+
+    // Counter, never reset: monotonic per thread.
+    match reg.read_u64(s, hid(&H_MONO)) {
+        Ok(v) => {
+            if v < LAST_COUNTER.get() {
+                COUNTER_BACKWARDS.fetch_add(1, Relaxed);
+            }
+            LAST_COUNTER.set(v);
+        }
+        Err(_) => error(),
+    }
+
+    // Counter and aggregate, read-reset: every delta is kept.
+    let mut one = [0u64; 1];
+    match reg.readreset(s, hid(&H_RR), &mut one) {
+        Ok(()) => {
+            RR_SUM.fetch_add(one[0], Relaxed);
+        }
+        Err(_) => error(),
+    }
+    match reg.readreset(s, hid(&H_AGG_RR), &mut one) {
+        Ok(()) => {
+            AGG_RR_SUM.fetch_add(one[0], Relaxed);
+        }
+        Err(_) => error(),
+    }
+
+    // Timer in seconds: ticks converted in the handler; monotonic, finite.
+    match reg.read_f64(s, hid(&H_TIMER)) {
+        Ok(t) => {
+            if !t.is_finite() || t < 0.0 {
+                TIMER_BAD.fetch_add(1, Relaxed);
+            } else {
+                if t < LAST_TIMER.get() {
+                    TIMER_BACKWARDS.fetch_add(1, Relaxed);
+                }
+                LAST_TIMER.set(t);
+            }
+        }
+        Err(_) => error(),
+    }
+    match reg.readreset(s, hid(&H_TIMER_RR), &mut one) {
+        Ok(()) => {
+            let t = f64::from_bits(one[0]);
+            if !t.is_finite() || t < 0.0 {
+                TIMER_BAD.fetch_add(1, Relaxed);
+            }
+        }
+        Err(_) => error(),
+    }
+
+    // High watermark: element w has one writer (worker w), element WORKERS
+    // is written by every worker.
+    let mut marks = [0u64; WORKERS + 1];
+    match reg.read(s, hid(&H_HWM), &mut marks) {
+        Ok(()) => {
+            // Element 0 (worker 0's) on every thread.
+            if marks[0] < LAST_HWM.get() {
+                HWM_BACKWARDS.fetch_add(1, Relaxed);
+            }
+            LAST_HWM.set(marks[0]);
+            if marks[WORKERS] < LAST_SHARED_HWM.get() {
+                SHARED_HWM_BACKWARDS.fetch_add(1, Relaxed);
+            }
+            LAST_SHARED_HWM.set(marks[WORKERS]);
+        }
+        Err(_) => error(),
+    }
+    if reg.readreset(s, hid(&H_HWM_RR), &mut marks).is_err() {
+        error();
+    }
+
+    // Start / stop / reset, singly and for ALL_HANDLES, alternating.
+    let t = sid(&S_TOGGLE);
+    let n = LOCAL_SIGNALS.get().wrapping_add(1);
+    LOCAL_SIGNALS.set(n);
+    let ok = if n & 1 == 1 {
+        reg.stop_all(t).is_ok() && reg.start(t, hid(&H_TOGGLE)).is_ok()
+    } else {
+        reg.stop(t, hid(&H_TOGGLE)).is_ok()
+            && reg.start_all(t).is_ok()
+            && reg.reset_all(t).is_ok()
+            && reg.reset(t, hid(&H_TOGGLE)).is_ok()
+    };
+    if ok {
+        TOGGLES.fetch_add(1, Relaxed);
+    } else {
+        error();
+    }
+    if reg.read_u64(t, hid(&H_TOGGLE)).is_err() || reg.is_started(t, hid(&H_TOGGLE)).is_err() {
+        error();
+    }
+
+    // The tool thread's short-lived handle: valid, or detected as stale.
+    match reg.read_u64(sid(&CHURN_S), hid(&CHURN_H)) {
+        Ok(_) => CHURN_READS_OK.fetch_add(1, Relaxed),
+        Err(_) => CHURN_READS_STALE.fetch_add(1, Relaxed),
+    };
+
+    // Component update from the handler, on threads with prepared cells.
+    // Only handlers update this counter, so no update of the interrupted
+    // code is in flight on the same cell.
+    if PREPARED.get() {
+        let c = HANDLER_COUNTER.load(Acquire);
+        if !c.is_null() {
+            // SAFETY: leaked in `setup`, never freed.
+            unsafe { &*c }.inc();
+            HANDLER_UPDATES.fetch_add(1, Relaxed);
+        }
+    }
+
+    let _ = reg.tool_stats();
+
+    if SELFTEST_ALLOC.load(Relaxed) {
+        drop(std::hint::black_box(Box::new(0u8)));
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // SAFETY: the calling thread's errno location.
+    let errno = unsafe { *libc::__errno_location() };
+    IN_FLIGHT.fetch_add(1, SeqCst);
+    if ARMED.load(SeqCst) {
+        IN_HANDLER.set(true);
+        let reg = REG.load(Acquire);
+        if !reg.is_null() {
+            // SAFETY: `pvar::global()`'s `&'static Registry`.
+            sample(unsafe { &*reg });
+            HANDLED.fetch_add(1, Relaxed);
+            if sig == libc::SIGPROF {
+                HANDLED_PROF.fetch_add(1, Relaxed);
+            } else {
+                HANDLED_USR1.fetch_add(1, Relaxed);
+            }
+            let slot = THREAD_SLOT.get();
+            PER_THREAD[if slot < SLOTS { slot } else { 0 }].fetch_add(1, Relaxed);
+        }
+        IN_HANDLER.set(false);
+    }
+    IN_FLIGHT.fetch_sub(1, SeqCst);
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+fn install(sig: libc::c_int) -> libc::sigaction {
+    // SAFETY: plain sigaction(2) calls with initialised structures.
+    unsafe {
+        let mut sa: libc::sigaction = core::mem::zeroed();
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        // One handler at a time per thread: block both signals meanwhile.
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaddset(&mut sa.sa_mask, libc::SIGPROF);
+        libc::sigaddset(&mut sa.sa_mask, libc::SIGUSR1);
+        let mut old: libc::sigaction = core::mem::zeroed();
+        assert_eq!(libc::sigaction(sig, &sa, &mut old), 0, "sigaction");
+        old
+    }
+}
+
+fn restore(sig: libc::c_int, old: &libc::sigaction) {
+    // SAFETY: restores a previously returned action.
+    unsafe { libc::sigaction(sig, old, core::ptr::null_mut()) };
+}
+
+fn set_itimer(interval_us: i64) {
+    let tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: interval_us as libc::suseconds_t,
+    };
+    let it = libc::itimerval {
+        it_interval: tv,
+        it_value: tv,
+    };
+    // SAFETY: valid itimerval.
+    let rc = unsafe { libc::setitimer(libc::ITIMER_PROF, &it, core::ptr::null_mut()) };
+    assert_eq!(rc, 0, "setitimer");
+}
+
+/// Marks the calling thread as one of the test's: prepared cells, a slot.
+fn enter_thread(reg: &Registry, slot: usize) {
+    reg.prepare_thread();
+    IN_HANDLER.set(false);
+    LAST_COUNTER.set(0);
+    LAST_TIMER.set(0.0);
+    LAST_HWM.set(0);
+    LAST_SHARED_HWM.set(0);
+    LOCAL_SIGNALS.set(0);
+    THREAD_SLOT.set(slot);
+    PREPARED.set(true);
+}
+
+fn pthread_self_usize() -> usize {
+    // SAFETY: always safe.
+    unsafe { libc::pthread_self() as usize }
+}
+
+// ---------------------------------------------------------------------------
+
+#[test]
+fn handler_reads_and_resets_under_load_without_allocating() {
+    let started = Instant::now();
+
+    // Watchdog: fail (abort with a message) instead of hanging.
+    let watchdog = std::thread::spawn(|| {
+        IN_HANDLER.set(false);
+        THREAD_SLOT.set(WATCHDOG_SLOT);
+        let deadline = Instant::now() + Duration::from_secs(28);
+        while !DONE.load(SeqCst) {
+            if Instant::now() > deadline {
+                die("\nsignal_safety: FATAL: watchdog: the test did not finish within 28 s\n");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+
+    // The registry first (clock calibrated, lock-free check), then every
+    // variable and handle, then the handler.
+    let reg: &'static Registry = pvar::global();
+    if std::env::var("SIGNAL_SAFETY_SELFTEST").as_deref() == Ok("alloc") {
+        SELFTEST_ALLOC.store(true, SeqCst);
+    }
+    let counter = reg.counter("sig_counter").register().unwrap();
+    let agg = reg.aggregate::<u64>("sig_bytes").register().unwrap();
+    let timer = reg.timer("sig_section").register().unwrap();
+    let hwm = reg
+        .high_watermark::<u64>("sig_depth")
+        .count(WORKERS + 1)
+        .register()
+        .unwrap();
+    let handler_counter = reg.counter("sig_handler_updates").register().unwrap();
+
+    let s = reg.session_create().unwrap();
+    let alloc = |index: usize| {
+        let (h, _) = reg.handle_alloc(s, index, None).unwrap();
+        reg.start(s, h).unwrap();
+        h.to_raw()
+    };
+    S_MAIN.store(s.to_raw(), Relaxed);
+    H_MONO.store(alloc(counter.index()), Relaxed);
+    H_RR.store(alloc(counter.index()), Relaxed);
+    H_AGG_RR.store(alloc(agg.index()), Relaxed);
+    H_TIMER.store(alloc(timer.index()), Relaxed);
+    H_TIMER_RR.store(alloc(timer.index()), Relaxed);
+    H_HWM.store(alloc(hwm.index()), Relaxed);
+    H_HWM_RR.store(alloc(hwm.index()), Relaxed);
+
+    let t = reg.session_create().unwrap();
+    S_TOGGLE.store(t.to_raw(), Relaxed);
+    let (ht, _) = reg.handle_alloc(t, counter.index(), None).unwrap();
+    H_TOGGLE.store(ht.to_raw(), Relaxed);
+    reg.handle_alloc(t, timer.index(), None).unwrap();
+    reg.handle_alloc(t, hwm.index(), None).unwrap();
+    reg.start_all(t).unwrap();
+
+    HANDLER_COUNTER.store(Box::into_raw(Box::new(handler_counter.clone())), Release);
+    REG.store(reg as *const Registry as *mut Registry, Release);
+    enter_thread(reg, MAIN_SLOT);
+
+    // Threads.
+    let ready = std::sync::Arc::new(std::sync::Barrier::new(WORKERS + 2));
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            let (counter, agg, timer, hwm) =
+                (counter.clone(), agg.clone(), timer.clone(), hwm.clone());
+            let ready = ready.clone();
+            std::thread::spawn(move || {
+                enter_thread(reg, w + 1);
+                TARGETS[w].store(pthread_self_usize(), SeqCst);
+                ready.wait();
+                let (mut n, mut bytes) = (0u64, 0u64);
+                while !STOP_WORK.load(Relaxed) {
+                    counter.inc();
+                    n += 1;
+                    let b = n & 7;
+                    agg.add(b);
+                    bytes += b;
+                    hwm.update_at(w, n);
+                    hwm.update_at(WORKERS, n);
+                    if n & 31 == 0 {
+                        timer.start();
+                        std::hint::black_box(n);
+                        timer.stop();
+                    }
+                }
+                // Stop being a signal target before the thread ends.
+                TARGETS[w].store(0, SeqCst);
+                (n, bytes)
+            })
+        })
+        .collect();
+
+    let tool = {
+        let ready = ready.clone();
+        let indices = [counter.index(), agg.index(), timer.index(), hwm.index()];
+        std::thread::spawn(move || {
+            enter_thread(reg, TOOL_SLOT);
+            TARGETS[WORKERS].store(pthread_self_usize(), SeqCst);
+            ready.wait();
+            let mut iterations = 0u64;
+            let mut buf = [0u64; WORKERS + 1];
+            while !STOP_WORK.load(Relaxed) {
+                let s = reg.session_create().unwrap();
+                CHURN_S.store(s.to_raw(), SeqCst);
+                let mut hs = Vec::new();
+                for &i in &indices {
+                    let (h, _) = reg.handle_alloc(s, i, None).unwrap();
+                    reg.start(s, h).unwrap();
+                    CHURN_H.store(h.to_raw(), SeqCst);
+                    hs.push(h);
+                }
+                for &h in &hs {
+                    reg.read(s, h, &mut buf).unwrap();
+                    reg.readreset(s, h, &mut buf).unwrap();
+                }
+                reg.handle_free(s, hs[0]).unwrap();
+                reg.handle_free(s, hs[2]).unwrap();
+                // The rest go with the session.
+                reg.session_free(s).unwrap();
+                iterations += 1;
+            }
+            TARGETS[WORKERS].store(0, SeqCst);
+            iterations
+        })
+    };
+
+    // Signals.
+    let old_prof = install(libc::SIGPROF);
+    let old_usr1 = install(libc::SIGUSR1);
+    ARMED.store(true, SeqCst);
+    ready.wait();
+    set_itimer(200); // 5 kHz of CPU time
+    let signaller = std::thread::spawn(move || {
+        enter_thread(reg, SIGNALLER_SLOT);
+        while !STOP_SIGNALS.load(SeqCst) {
+            for t in &TARGETS {
+                let pt = t.load(SeqCst);
+                if pt != 0 {
+                    // SAFETY: the target is alive: it clears its entry
+                    // only after STOP_WORK, which is set after this thread
+                    // has been joined.
+                    unsafe { libc::pthread_kill(pt as libc::pthread_t, libc::SIGUSR1) };
+                    SENT_USR1.fetch_add(1, Relaxed);
+                }
+            }
+            std::thread::sleep(Duration::from_micros(150));
+        }
+    });
+
+    // Run at least 2 s, then until enough signals were handled (or 15 s).
+    let run_start = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let elapsed = run_start.elapsed();
+        if elapsed > Duration::from_secs(15)
+            || (elapsed > Duration::from_secs(2) && HANDLED.load(Relaxed) >= 20_000)
+        {
+            break;
+        }
+    }
+    let run_time = run_start.elapsed();
+
+    // Wind down: no new signals, then no handler in flight, then the work.
+    set_itimer(0);
+    STOP_SIGNALS.store(true, SeqCst);
+    signaller.join().unwrap();
+    STOP_WORK.store(true, SeqCst);
+    let mut updates = 0u64;
+    let mut bytes = 0u64;
+    let mut last = [0u64; WORKERS];
+    for (w, h) in workers.into_iter().enumerate() {
+        let (n, b) = h.join().unwrap();
+        updates += n;
+        bytes += b;
+        last[w] = n;
+    }
+    let tool_iterations = tool.join().unwrap();
+    ARMED.store(false, SeqCst);
+    while IN_FLIGHT.load(SeqCst) != 0 {
+        std::hint::spin_loop();
+    }
+    restore(libc::SIGPROF, &old_prof);
+    restore(libc::SIGUSR1, &old_usr1);
+
+    // Report.
+    let handled = HANDLED.load(SeqCst);
+    let threads = PER_THREAD.iter().filter(|c| c.load(SeqCst) > 0).count();
+    let per_thread: Vec<u64> = PER_THREAD.iter().map(|c| c.load(SeqCst)).collect();
+    println!(
+        "signal_safety: handled {handled} signals ({} SIGPROF, {} SIGUSR1 of {} sent) \
+         on {threads} threads in {:.2} s ({:.0}/s); per thread slot \
+         [other, workers.., tool, signaller, watchdog, main]: {:?}",
+        HANDLED_PROF.load(SeqCst),
+        HANDLED_USR1.load(SeqCst),
+        SENT_USR1.load(SeqCst),
+        run_time.as_secs_f64(),
+        handled as f64 / run_time.as_secs_f64(),
+        &per_thread[..=MAIN_SLOT],
+    );
+    println!(
+        "signal_safety: {updates} counter updates, {tool_iterations} tool session cycles, \
+         churn reads {} valid / {} stale, {} start/stop rounds, {} handler updates, \
+         shared-watermark backward reads {}",
+        CHURN_READS_OK.load(SeqCst),
+        CHURN_READS_STALE.load(SeqCst),
+        TOGGLES.load(SeqCst),
+        HANDLER_UPDATES.load(SeqCst),
+        SHARED_HWM_BACKWARDS.load(SeqCst),
+    );
+
+    // Checks.
+    let s = SessionId::from_raw(S_MAIN.load(SeqCst));
+    assert_eq!(HANDLER_ERRORS.load(SeqCst), 0, "handler operations failed");
+    assert_eq!(
+        COUNTER_BACKWARDS.load(SeqCst),
+        0,
+        "a counter read went backwards"
+    );
+    assert_eq!(
+        TIMER_BACKWARDS.load(SeqCst),
+        0,
+        "a timer read went backwards"
+    );
+    assert_eq!(
+        TIMER_BAD.load(SeqCst),
+        0,
+        "a timer read was negative or not finite"
+    );
+    assert_eq!(
+        HWM_BACKWARDS.load(SeqCst),
+        0,
+        "a single-writer watermark went backwards"
+    );
+    assert!(handled >= 1000, "only {handled} signals handled");
+    assert!(tool_iterations > 0);
+
+    let final_rr = reg.read_u64(s, hid(&H_RR)).unwrap();
+    assert_eq!(
+        RR_SUM.load(SeqCst) + final_rr,
+        updates,
+        "read-reset deltas + final read = updates"
+    );
+    assert_eq!(reg.read_u64(s, hid(&H_MONO)).unwrap(), updates);
+    assert_eq!(counter.get(), updates);
+    let final_agg = reg.read_u64(s, hid(&H_AGG_RR)).unwrap();
+    assert_eq!(AGG_RR_SUM.load(SeqCst) + final_agg, bytes);
+
+    let mut marks = [0u64; WORKERS + 1];
+    reg.read(s, hid(&H_HWM), &mut marks).unwrap();
+    assert_eq!(&marks[..WORKERS], &last[..], "per-worker high watermarks");
+    assert_eq!(
+        marks[WORKERS],
+        *last.iter().max().unwrap(),
+        "shared high watermark"
+    );
+
+    assert!(reg.read_f64(s, hid(&H_TIMER)).unwrap() > 0.0);
+    assert_eq!(handler_counter.get(), HANDLER_UPDATES.load(SeqCst));
+
+    DONE.store(true, SeqCst);
+    watchdog.join().unwrap();
+    println!(
+        "signal_safety: total test time {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+}
