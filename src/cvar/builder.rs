@@ -341,6 +341,9 @@ impl Cvar<String> {
     }
 }
 
+/// The per-object values of a bound variable.
+type InstanceMap = crate::sync::Mutex<std::collections::HashMap<u64, Arc<CvarCell>>>;
+
 /// A control variable bound to objects: the component creates one value
 /// per object (communicator, window, …); tools bind handles to an object
 /// by its handle value.
@@ -381,12 +384,7 @@ impl<T> Clone for BoundCvar<T> {
 }
 
 impl<T: CvarType> BoundCvar<T> {
-    fn instances(
-        &self,
-    ) -> Result<(
-        &super::CvarVar,
-        &crate::sync::Mutex<std::collections::HashMap<u64, Arc<CvarCell>>>,
-    )> {
+    fn instances(&self) -> Result<(&super::CvarVar, &InstanceMap)> {
         let var = self.registry.inner.cvars.var(self.index)?;
         match &var.body {
             CvarBody::Bound(map) => Ok((var, map)),
