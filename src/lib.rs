@@ -46,6 +46,8 @@ pub mod component;
 pub mod cvar;
 mod enums;
 mod error;
+#[cfg(not(loom))]
+mod ffi;
 mod kinds;
 pub mod mpit;
 pub mod observe;

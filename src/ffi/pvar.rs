@@ -1,0 +1,341 @@
+//! `MPI_T_pvar_*`: queries, sessions, handles and access.
+//!
+//! Async-signal-safe (no allocation, no lock): `start`, `stop`, `read`,
+//! `write`, `reset`, `readreset` — for handles of up to [`STACK`] elements,
+//! and for larger ones whose datatype has 8-byte elements (read and
+//! written in place in the caller's buffer). Only a handle of more than
+//! [`STACK`] 4-byte (`MPI_INT`, `MPI_UNSIGNED`) or `MPI_CHAR` elements uses
+//! a heap buffer.
+
+use core::ffi::{c_char, c_int, c_void};
+
+use super::strings::{arg_str, put_string};
+use super::types::{Datatype as CDatatype, Enum, PvarHandle, PvarSession};
+use super::{
+    CResult, ERR_INVALID, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index, mpi_t_fn, mpit_call,
+    out, require, set_opt, set_req, to_int,
+};
+use crate::kinds::{BindKind, ObjectRef, PvarClass};
+use crate::registry::Registry;
+use crate::tool::{HandleId, SessionId, decode_values, encode_values};
+
+/// Elements read or written through a stack buffer (2 KiB).
+pub(crate) const STACK: usize = 256;
+
+/// `MPI_T_PVAR_ALL_HANDLES`.
+const ALL_HANDLES: u64 = 1;
+
+fn sid(s: PvarSession) -> SessionId {
+    SessionId::from_raw(s as u64)
+}
+
+fn hid(h: PvarHandle) -> HandleId {
+    HandleId::from_raw(h as u64)
+}
+
+/// Reads the object handle a bound variable is bound to: the tool passes
+/// the address of a variable holding the object's (pointer-sized) handle.
+///
+/// # Safety
+/// `obj` is NULL or valid for reading one pointer-sized value.
+pub(crate) unsafe fn object_at(obj: *mut c_void, kind: BindKind) -> Option<ObjectRef> {
+    if kind == BindKind::NoObject {
+        return None;
+    }
+    let p = obj.cast::<usize>();
+    if p.is_null() || !p.is_aligned() {
+        return None;
+    }
+    // SAFETY: non-NULL, aligned; readable by the caller's contract.
+    let value = unsafe { p.read() };
+    Some(ObjectRef::new(kind, value as u64))
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_get_num`. Async-signal-safe.
+    fn PMPI_T_pvar_get_num / MPI_T_pvar_get_num(num_pvar: *mut c_int) {
+        // SAFETY: `set_req` checks NULL/alignment; validity is the caller's.
+        mpit_call(|reg| unsafe { set_req(num_pvar, to_int(reg.num_pvars())) })
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_get_info`: every OUT pointer may be NULL (ignored).
+    fn PMPI_T_pvar_get_info / MPI_T_pvar_get_info(
+        pvar_index: c_int,
+        name: *mut c_char,
+        name_len: *mut c_int,
+        verbosity: *mut c_int,
+        var_class: *mut c_int,
+        datatype: *mut CDatatype,
+        enumtype: *mut Enum,
+        desc: *mut c_char,
+        desc_len: *mut c_int,
+        bind: *mut c_int,
+        readonly: *mut c_int,
+        continuous: *mut c_int,
+        atomic: *mut c_int,
+    ) {
+        mpit_call(|reg| {
+            let info = reg.pvar_info(index(pvar_index, ERR_INVALID_INDEX)?).c()?;
+            let e = match &info.enumeration {
+                Some(e) if info.datatype == crate::Datatype::Int => {
+                    (reg.enum_index(e) + 1) as Enum
+                }
+                _ => core::ptr::null_mut(),
+            };
+            // SAFETY: every pointer is NULL (ignored) or valid for the
+            // write the standard describes (caller's contract); `set_opt`
+            // and `put_string` check NULL and alignment.
+            unsafe {
+                put_string(&info.name, name, name_len);
+                put_string(&info.description, desc, desc_len);
+                set_opt(verbosity, info.verbosity.raw());
+                set_opt(var_class, info.class.raw());
+                set_opt(datatype, info.datatype.raw() as usize as CDatatype);
+                set_opt(enumtype, e);
+                set_opt(bind, info.bind.raw());
+                set_opt(readonly, info.readonly as c_int);
+                set_opt(continuous, info.continuous as c_int);
+                set_opt(atomic, info.atomic as c_int);
+            }
+            Ok(())
+        })
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_get_index`: `MPI_T_ERR_INVALID_NAME` if no variable has
+    /// this name and class; `MPI_T_ERR_INVALID` for NULL pointers or a
+    /// class that is not one of the ten constants.
+    fn PMPI_T_pvar_get_index / MPI_T_pvar_get_index(
+        name: *const c_char,
+        var_class: c_int,
+        pvar_index: *mut c_int,
+    ) {
+        mpit_call(|reg| {
+            require(pvar_index)?;
+            // SAFETY: NULL checked by `arg_str`; NUL-terminated by contract.
+            let name = unsafe { arg_str(name, ERR_INVALID_NAME) }?;
+            let class = PvarClass::from_raw(var_class).ok_or(ERR_INVALID)?;
+            let i = reg.pvar_index(name, class).c()?;
+            // SAFETY: checked by `require` above.
+            unsafe { set_req(pvar_index, to_int(i)) }
+        })
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_session_create`.
+    fn PMPI_T_pvar_session_create / MPI_T_pvar_session_create(session: *mut PvarSession) {
+        mpit_call(|reg| {
+            require(session)?;
+            let s = reg.session_create().c()?;
+            super::init::track_session(s.to_raw(), true);
+            // SAFETY: checked by `require` above.
+            unsafe { set_req(session, s.to_raw() as PvarSession) }
+        })
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_session_free`: frees the session and its handles and
+    /// sets `*session` to `MPI_T_PVAR_SESSION_NULL`.
+    fn PMPI_T_pvar_session_free / MPI_T_pvar_session_free(session: *mut PvarSession) {
+        mpit_call(|reg| {
+            // SAFETY: NULL/alignment checked by `out`; valid by contract.
+            let s = unsafe { out(session) }.ok_or(ERR_INVALID)?;
+            reg.session_free(sid(*s)).c()?;
+            super::init::track_session(*s as u64, false);
+            *s = core::ptr::null_mut();
+            Ok(())
+        })
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_handle_alloc`. For a bound variable, `obj_handle` is the
+    /// address of a variable holding the object's handle (e.g. `&comm`);
+    /// it is ignored for unbound variables.
+    fn PMPI_T_pvar_handle_alloc / MPI_T_pvar_handle_alloc(
+        session: PvarSession,
+        pvar_index: c_int,
+        obj_handle: *mut c_void,
+        handle: *mut PvarHandle,
+        count: *mut c_int,
+    ) {
+        mpit_call(|reg| {
+            require(handle)?;
+            require(count)?;
+            let i = index(pvar_index, ERR_INVALID_INDEX)?;
+            let object = match reg.pvar_info(i) {
+                // SAFETY: `obj_handle` is NULL or the address of a handle
+                // variable (caller's contract); `object_at` checks NULL.
+                Ok(info) => unsafe { object_at(obj_handle, info.bind) },
+                Err(_) => None,
+            };
+            let (h, n) = reg.handle_alloc(sid(session), i, object).c()?;
+            // SAFETY: both checked by `require` above.
+            unsafe {
+                set_req(handle, h.to_raw() as PvarHandle)?;
+                set_req(count, to_int(n))
+            }
+        })
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_handle_free`: sets `*handle` to
+    /// `MPI_T_PVAR_HANDLE_NULL` on success.
+    fn PMPI_T_pvar_handle_free / MPI_T_pvar_handle_free(
+        session: PvarSession,
+        handle: *mut PvarHandle,
+    ) {
+        mpit_call(|reg| {
+            // SAFETY: NULL/alignment checked by `out`; valid by contract.
+            let h = unsafe { out(handle) }.ok_or(ERR_INVALID)?;
+            reg.handle_free(sid(session), hid(*h)).c()?;
+            *h = core::ptr::null_mut();
+            Ok(())
+        })
+    }
+}
+
+/// Start / stop / reset: `MPI_T_PVAR_ALL_HANDLES` allowed.
+fn each(
+    session: PvarSession,
+    handle: PvarHandle,
+    one: fn(&Registry, SessionId, HandleId) -> crate::Result<()>,
+    all: fn(&Registry, SessionId) -> crate::Result<()>,
+) -> c_int {
+    mpit_call(|reg| {
+        if handle as u64 == ALL_HANDLES {
+            all(reg, sid(session)).c()
+        } else {
+            one(reg, sid(session), hid(handle)).c()
+        }
+    })
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_start`. Async-signal-safe.
+    fn PMPI_T_pvar_start / MPI_T_pvar_start(session: PvarSession, handle: PvarHandle) {
+        each(session, handle, Registry::start, Registry::start_all)
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_stop`. Async-signal-safe.
+    fn PMPI_T_pvar_stop / MPI_T_pvar_stop(session: PvarSession, handle: PvarHandle) {
+        each(session, handle, Registry::stop, Registry::stop_all)
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_reset`. Async-signal-safe.
+    fn PMPI_T_pvar_reset / MPI_T_pvar_reset(session: PvarSession, handle: PvarHandle) {
+        each(session, handle, Registry::reset, Registry::reset_all)
+    }
+}
+
+/// Reads a handle's values into the caller's buffer in C layout, without
+/// allocating (see the module docs). `op` is `read` or `readreset`.
+///
+/// # Safety
+/// `buf` is NULL or valid for writes of count × element-size bytes.
+unsafe fn read_into(
+    reg: &Registry,
+    s: SessionId,
+    h: HandleId,
+    buf: *mut c_void,
+    op: fn(&Registry, SessionId, HandleId, &mut [u64]) -> crate::Result<()>,
+) -> CResult {
+    let (_, dt) = reg.handle_variable(s, h).c()?;
+    let count = reg.handle_count(s, h).c()?;
+    if buf.is_null() {
+        return Err(ERR_INVALID);
+    }
+    let bytes = count * dt.size();
+    if count <= STACK {
+        let mut tmp = [0u64; STACK];
+        op(reg, s, h, &mut tmp[..count]).c()?;
+        // SAFETY: `buf` is non-NULL and valid for `bytes` bytes (contract:
+        // the buffer holds `count` elements of the datatype).
+        let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), bytes) };
+        encode_values(dt, &tmp[..count], dst).c()
+    } else if dt.size() == 8 && buf.cast::<u64>().is_aligned() {
+        // 8-byte elements: the C layout of a value is its `u64` bits
+        // (`encode_values` is the identity), so read in place.
+        // SAFETY: non-NULL, aligned, valid for `count` u64s (contract).
+        let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), count) };
+        op(reg, s, h, dst).c()
+    } else {
+        let mut tmp = vec![0u64; count];
+        op(reg, s, h, &mut tmp).c()?;
+        // SAFETY: as in the first branch.
+        let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), bytes) };
+        encode_values(dt, &tmp, dst).c()
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_read`. Async-signal-safe (see the module docs).
+    fn PMPI_T_pvar_read / MPI_T_pvar_read(
+        session: PvarSession,
+        handle: PvarHandle,
+        buf: *mut c_void,
+    ) {
+        // SAFETY: `buf` is sized by the caller from get_info/handle_alloc.
+        mpit_call(|reg| unsafe { read_into(reg, sid(session), hid(handle), buf, Registry::read) })
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_readreset`. Async-signal-safe (see the module docs).
+    fn PMPI_T_pvar_readreset / MPI_T_pvar_readreset(
+        session: PvarSession,
+        handle: PvarHandle,
+        buf: *mut c_void,
+    ) {
+        // SAFETY: `buf` is sized by the caller from get_info/handle_alloc.
+        mpit_call(|reg| unsafe {
+            read_into(reg, sid(session), hid(handle), buf, Registry::readreset)
+        })
+    }
+}
+
+mpi_t_fn! {
+    /// `MPI_T_pvar_write`. Async-signal-safe (see the module docs).
+    fn PMPI_T_pvar_write / MPI_T_pvar_write(
+        session: PvarSession,
+        handle: PvarHandle,
+        buf: *const c_void,
+    ) {
+        mpit_call(|reg| {
+            let (s, h) = (sid(session), hid(handle));
+            let (_, dt) = reg.handle_variable(s, h).c()?;
+            let count = reg.handle_count(s, h).c()?;
+            if buf.is_null() {
+                return Err(ERR_INVALID);
+            }
+            let bytes = count * dt.size();
+            if count <= STACK {
+                // SAFETY: non-NULL; valid for `bytes` bytes (contract).
+                let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
+                let mut tmp = [0u64; STACK];
+                decode_values(dt, src, &mut tmp[..count]).c()?;
+                reg.write(s, h, &tmp[..count]).c()
+            } else if dt.size() == 8 && buf.cast::<u64>().is_aligned() {
+                // SAFETY: non-NULL, aligned, valid for `count` u64s.
+                let src = unsafe { core::slice::from_raw_parts(buf.cast::<u64>(), count) };
+                reg.write(s, h, src).c()
+            } else {
+                // SAFETY: as in the first branch.
+                let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
+                let mut tmp = vec![0u64; count];
+                decode_values(dt, src, &mut tmp).c()?;
+                reg.write(s, h, &tmp).c()
+            }
+        })
+    }
+}
