@@ -1,10 +1,247 @@
-//! `pvar demo` (being written).
+//! `pvar demo`: worker threads exchange messages all-to-all over in-process
+//! channels, instrumented with a variable of every class in
+//! [`pvar::global`]; a tool with one session shows them live, a `SIGPROF`
+//! sampler reads them from its signal handler, and a final report gives
+//! totals, rates, watermarks, the per-peer matrix, the sampled timeline and
+//! the measured cost of the instrumentation.
+//!
+//! - `vars`: the component's variables and control variables (shared with
+//!   `pvar list`);
+//! - `workload`: the hot loop, with and without pvar calls;
+//! - `tool`: the session, its handles, snapshots;
+//! - `sampler`: the signal-handler sampler;
+//! - `view`: the live table; `report`: the final report.
+
+mod report;
+mod sampler;
+mod tool;
+pub mod vars;
+mod view;
+mod workload;
+
+use std::io::IsTerminal;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use pvar::{CvarValue, Registry};
+
+use report::{CvarValueOut, Inputs, Overhead, RunConfig};
+use tool::{Handles, Snapshot};
+use view::{Mode, View};
+use workload::Config;
 
 /// Options of `pvar demo`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Seconds the instrumented run lasts (the overhead measurement adds
+    /// about half as much again, at most 2 s).
+    #[arg(long, default_value_t = 4.0)]
+    duration: f64,
+    /// Worker threads (1 to 8).
+    #[arg(long, default_value_t = 4)]
+    threads: usize,
+    /// Message payload in bytes; written to the `demo_message_size` control
+    /// variable through a tool handle (default: the variable's value, 256
+    /// unless `PVAR_DEMO_MESSAGE_SIZE` says otherwise).
+    #[arg(long)]
+    message_size: Option<u64>,
+    /// Print one JSON document with every figure instead of the live view
+    /// and the text report.
+    #[arg(long)]
+    json: bool,
+}
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// SIGPROF period, in process CPU time.
+const SAMPLE_INTERVAL: Duration = Duration::from_millis(2);
+/// Live view refresh period.
+const REFRESH: Duration = Duration::from_millis(250);
+/// Largest message the demo accepts.
+const MAX_MESSAGE: u64 = 1 << 20;
+
+/// Writes an unsigned control variable as a tool does: by name, through a
+/// handle.
+fn write_cvar(reg: &Registry, name: &str, value: u64) -> Res<()> {
+    let index = reg.cvar_index(name)?;
+    let (h, _) = reg.cvar_handle_alloc(index, None)?;
+    let r = reg.cvar_write_value(h, &CvarValue::Unsigned(value));
+    reg.cvar_handle_free(h)?;
+    Ok(r?)
+}
+
+fn cvar_out(reg: &Registry, name: &str, value: u64) -> CvarValueOut {
+    let from_env = reg
+        .cvar_index(name)
+        .ok()
+        .and_then(|i| reg.cvar_env_source(i).ok().flatten().map(str::to_string));
+    CvarValueOut {
+        name: name.to_string(),
+        value: value.to_string(),
+        from_env,
+    }
+}
+
+/// Runs the same hot loop without and with pvar calls (in a registry of
+/// its own, no tool attached), alternating, and keeps the best of each.
+fn measure_overhead(cfg: Config, round: Duration, rounds: usize) -> Res<(f64, f64)> {
+    let reg = Registry::new();
+    let v = vars::register(&reg, cfg.threads)?;
+    let (mut base, mut instr) = (f64::INFINITY, f64::INFINITY);
+    for r in 0..rounds {
+        for k in 0..2 {
+            let on = (r + k) % 2 == 1;
+            let stop = AtomicBool::new(false);
+            let during = || std::thread::sleep(round);
+            if on {
+                let st = workload::run::<true>(cfg, &v, &stop, during);
+                instr = instr.min(st.ns_per_msg());
+            } else {
+                let st = workload::run::<false>(cfg, &v, &stop, during);
+                base = base.min(st.ns_per_msg());
+            }
+        }
+    }
+    Ok((base, instr))
+}
 
 /// Runs `pvar demo`.
-pub fn run(_args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    Err("not yet implemented".into())
+pub fn run(args: Args) -> Res<()> {
+    if !(args.duration > 0.0 && args.duration <= 3600.0) {
+        return Err("--duration must be in (0, 3600] seconds".into());
+    }
+    if !(1..=vars::MAX_THREADS).contains(&args.threads) {
+        return Err(format!("--threads must be 1 to {}", vars::MAX_THREADS).into());
+    }
+    let threads = args.threads;
+    let duration = args.duration;
+
+    // The tool interface, the component's variables, the tool's cvar write.
+    let (_provided, guard) = pvar::mpit::init_thread(pvar::mpit::THREAD_MULTIPLE)?;
+    let reg: &'static Registry = guard.registry();
+    let v = vars::register(reg, threads)?;
+    if let Some(size) = args.message_size {
+        if size > MAX_MESSAGE {
+            return Err(format!("--message-size must be at most {MAX_MESSAGE}").into());
+        }
+        write_cvar(reg, vars::MESSAGE_SIZE.name(), size)?;
+    }
+    let message_size = vars::MESSAGE_SIZE.get().min(MAX_MESSAGE);
+    let eager_limit = vars::EAGER_LIMIT.get();
+    let window = vars::EAGER_WINDOW.get().clamp(1, 1024);
+    let eager = Config::eager(message_size, eager_limit);
+    let cfg = Config {
+        threads,
+        message_size: message_size as usize,
+        burst: if eager { window as usize } else { 1 },
+    };
+    v.msg_size.set(message_size);
+
+    // One session with a handle per variable, started before the run.
+    let session = reg.session()?;
+    let handles = Handles::alloc(&session)?;
+    session.start_all()?;
+    sampler::start(reg, handles, SAMPLE_INTERVAL)?;
+
+    let mode = if args.json {
+        Mode::Quiet
+    } else if std::io::stdout().is_terminal() {
+        Mode::Terminal
+    } else {
+        Mode::Plain
+    };
+    let mut view = View::new(mode, cfg, duration);
+    let stop = AtomicBool::new(false);
+    let t0 = Instant::now();
+    let mut tool_err = None;
+    let stats = workload::run::<true>(cfg, &v, &stop, || {
+        let end = t0 + Duration::from_secs_f64(duration);
+        let mut prev = match Snapshot::take(reg, &handles, 0.0) {
+            Ok(s) => s,
+            Err(e) => {
+                tool_err = Some(e);
+                return;
+            }
+        };
+        loop {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            std::thread::sleep(REFRESH.min(end - now));
+            if mode == Mode::Quiet {
+                continue;
+            }
+            match Snapshot::take(reg, &handles, t0.elapsed().as_secs_f64().min(duration)) {
+                Ok(cur) => {
+                    view.show(&prev, &cur, sampler::taken(), eager_limit);
+                    prev = cur;
+                }
+                Err(e) => {
+                    tool_err = Some(e);
+                    return;
+                }
+            }
+        }
+    });
+    let samples = sampler::stop(SAMPLE_INTERVAL);
+    if let Some(e) = tool_err {
+        return Err(e.into());
+    }
+    // Every worker has finished: the final values.
+    let fin = Snapshot::take(reg, &handles, stats.elapsed.as_secs_f64())?;
+    session.stop_all()?;
+    view.finish();
+
+    if mode == Mode::Terminal {
+        eprint!("measuring the overhead of instrumentation ...\r");
+    }
+    let round = Duration::from_secs_f64((duration / 8.0).clamp(0.15, 0.5));
+    let rounds = 2;
+    let (base, instr) = measure_overhead(cfg, round, rounds)?;
+    if mode == Mode::Terminal {
+        eprint!("\x1b[2K");
+    }
+
+    let report = report::build(Inputs {
+        config: RunConfig {
+            threads,
+            pattern: "all-to-all",
+            duration_s: duration,
+            elapsed_s: stats.elapsed.as_secs_f64(),
+            message_size,
+            eager_limit,
+            eager_window: window,
+            protocol: if eager { "eager" } else { "rendezvous" },
+            messages_per_burst: cfg.burst,
+        },
+        cvars: vec![
+            cvar_out(reg, vars::MESSAGE_SIZE.name(), message_size),
+            cvar_out(reg, vars::EAGER_LIMIT.name(), eager_limit),
+            cvar_out(reg, vars::EAGER_WINDOW.name(), vars::EAGER_WINDOW.get()),
+        ],
+        fin: &fin,
+        stats,
+        samples: &samples,
+        overhead: Overhead {
+            baseline_ns_per_msg: base,
+            instrumented_ns_per_msg: instr,
+            ratio: instr / base,
+            main_run_ns_per_msg: stats.ns_per_msg(),
+            rounds,
+            seconds_per_round: round.as_secs_f64(),
+        },
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        report::print_text(&report);
+    }
+    drop(session);
+    guard.finalize()?;
+    if report.ok {
+        Ok(())
+    } else {
+        Err("a consistency check failed (see the report)".into())
+    }
 }

@@ -1,0 +1,257 @@
+//! The demo component's variables: what a communication library would
+//! declare next to its hot loop. `pvar list` registers the same set.
+
+use pvar::{
+    Aggregate, BindKind, Bound, CallbackVar, Callbacks, Counter, Datatype, Enumeration,
+    HighWatermark, Level, LowWatermark, Percentage, PvarClass, Registry, Scope, Size, State, Timer,
+    Verbosity,
+};
+
+/// The handle value of the communicator-like object the per-peer counts
+/// are bound to (think `MPI_COMM_WORLD`).
+pub const COMM_WORLD: u64 = 0x101;
+
+/// Most workers the demo runs (keeps every array read within a 64-element
+/// stack buffer in the signal handler: the peer matrix has `threads²`).
+pub const MAX_THREADS: usize = 8;
+
+/// Workers `pvar list` registers the demo's variables for.
+pub const LIST_THREADS: usize = 4;
+
+/// Root category of the demo's variables.
+pub const CATEGORY: &str = "demo";
+
+pvar::cvar! {
+    /// Bytes per message.
+    pub static MESSAGE_SIZE: u64 = 256;
+    name = "demo_message_size";
+    description = "payload bytes of every message the demo workers send (`--message-size` writes it)";
+    category = "demo_tuning";
+    verbosity = Verbosity::UserBasic;
+    scope = Scope::Local;
+    env = ["PVAR_DEMO_MESSAGE_SIZE"];
+}
+
+pvar::cvar! {
+    /// Eager / rendezvous threshold.
+    pub static EAGER_LIMIT: u64 = 4096;
+    name = "demo_eager_limit";
+    description = "messages up to this many bytes are sent eagerly, in bursts of \
+                   demo_eager_window without waiting; larger ones use a rendezvous: \
+                   one message, then wait for traffic from a peer";
+    category = "demo_tuning";
+    verbosity = Verbosity::TunerBasic;
+    scope = Scope::AllEq;
+    env = ["PVAR_DEMO_EAGER_LIMIT"];
+}
+
+pvar::cvar! {
+    /// Eager burst length.
+    pub static EAGER_WINDOW: u64 = 16;
+    name = "demo_eager_window";
+    description = "messages a worker sends in one burst when messages go eagerly \
+                   (bounds the queue depth)";
+    category = "demo_tuning";
+    verbosity = Verbosity::TunerDetail;
+    scope = Scope::Local;
+    env = ["PVAR_DEMO_EAGER_WINDOW"];
+}
+
+/// A worker's state, the values of the `demo_worker_state` enumeration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum WorkerState {
+    Idle = 0,
+    Computing = 1,
+    Sending = 2,
+    Receiving = 3,
+    Waiting = 4,
+    Done = 5,
+}
+
+/// Names of [`WorkerState`] values, by value.
+pub const STATE_NAMES: [&str; 6] = [
+    "idle",
+    "computing",
+    "sending",
+    "receiving",
+    "waiting",
+    "done",
+];
+
+/// Every performance variable of the demo, as the component holds them.
+#[derive(Clone)]
+pub struct DemoVars {
+    pub peers: usize,
+    pub sent: Counter,
+    pub recv: Counter,
+    pub bytes_sent: Aggregate<u64>,
+    pub bytes_recv: Aggregate<u64>,
+    pub send_time: Timer,
+    pub recv_time: Timer,
+    pub depth: Level<u64>,
+    pub depth_hwm: HighWatermark<u64>,
+    pub depth_lwm: LowWatermark<u64>,
+    pub state: State,
+    pub busy: Percentage,
+    pub per_peer_var: Bound<Counter>,
+    /// The instance of `per_peer_var` for [`COMM_WORLD`]: element `j`
+    /// counts messages sent to worker `j`.
+    pub per_peer: Counter,
+    pub matrix: Counter,
+    pub msg_size: Size<u64>,
+    pub in_flight: CallbackVar,
+}
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Registers the demo's categories, control variables and performance
+/// variables for `peers` workers in `reg` (control variables always go to
+/// [`pvar::global`], where `cvar!` declares them).
+pub fn register(reg: &Registry, peers: usize) -> Res<DemoVars> {
+    let cats = [
+        (CATEGORY, "the pvar demo: workers exchanging messages over in-process channels"),
+        ("demo_traffic", "messages and bytes sent and received, time in send and receive"),
+        ("demo_queues", "inbox depth per worker and its watermarks"),
+        ("demo_workers", "what each worker is doing and how busy it is"),
+        ("demo_peers", "messages per peer, bound to a communicator"),
+        ("demo_tuning", "control variables that change the demo's behaviour"),
+    ];
+    for (name, desc) in cats {
+        reg.define_category(name, desc)?;
+        if name != CATEGORY {
+            reg.categories().add_subcategory(CATEGORY, name)?;
+        }
+    }
+    if reg.ptr_eq(pvar::global()) {
+        MESSAGE_SIZE.register();
+        EAGER_LIMIT.register();
+        EAGER_WINDOW.register();
+    }
+
+    let sent = reg
+        .counter("demo_msgs_sent")
+        .description("messages sent by all workers")
+        .category("demo_traffic")
+        .register()?;
+    let recv = reg
+        .counter("demo_msgs_received")
+        .description("messages received by all workers")
+        .category("demo_traffic")
+        .register()?;
+    let bytes_sent = reg
+        .aggregate::<u64>("demo_bytes_sent")
+        .description("payload bytes sent")
+        .category("demo_traffic")
+        .register()?;
+    let bytes_recv = reg
+        .aggregate::<u64>("demo_bytes_received")
+        .description("payload bytes received")
+        .category("demo_traffic")
+        .register()?;
+    let send_time = reg
+        .timer("demo_send_time")
+        .description("time spent in send calls, summed over workers (seconds)")
+        .category("demo_traffic")
+        .register()?;
+    let recv_time = reg
+        .timer("demo_recv_time")
+        .description("time spent in receive calls, waiting included, summed over workers (seconds)")
+        .category("demo_traffic")
+        .register()?;
+    let depth = reg
+        .level::<u64>("demo_queue_depth")
+        .description("messages waiting in each worker's inbox")
+        .count(peers)
+        .category("demo_queues")
+        .register()?;
+    let depth_hwm = reg
+        .high_watermark::<u64>("demo_queue_depth_hwm")
+        .description("highest inbox depth of each worker since the handle started")
+        .count(peers)
+        .category("demo_queues")
+        .register()?;
+    let depth_lwm = reg
+        .low_watermark::<u64>("demo_queue_depth_lwm")
+        .description("lowest inbox depth of each worker since the handle started")
+        .count(peers)
+        .category("demo_queues")
+        .register()?;
+    let states = Enumeration::new(
+        "demo_worker_state",
+        STATE_NAMES.iter().enumerate().map(|(v, n)| (*n, v as i32)),
+    )?;
+    let state = reg
+        .state("demo_worker_state")
+        .description("what each worker is doing")
+        .count(peers)
+        .enumeration(states)
+        .category("demo_workers")
+        .register()?;
+    let busy = reg
+        .percentage("demo_worker_busy")
+        .description("fraction of each worker's recent time not spent waiting for messages")
+        .count(peers)
+        .category("demo_workers")
+        .register()?;
+    let per_peer_var = reg
+        .counter("demo_msgs_to_peer")
+        .description("messages sent to each peer of a communicator (one element per peer)")
+        .bind(BindKind::Comm)
+        .per_object_count()
+        .category("demo_peers")
+        .register_bound()?;
+    let per_peer = match per_peer_var.create_instance(COMM_WORLD, peers) {
+        Ok(c) => c,
+        Err(_) => {
+            // Registered before in this process (same registry): start over.
+            per_peer_var.drop_instance(COMM_WORLD)?;
+            per_peer_var.create_instance(COMM_WORLD, peers)?
+        }
+    };
+    let matrix = reg
+        .counter("demo_msgs_matrix")
+        .description("messages from worker i to worker j, at element i * peers + j")
+        .count(peers * peers)
+        .verbosity(Verbosity::TunerDetail)
+        .category("demo_peers")
+        .register()?;
+    let msg_size = reg
+        .size::<u64>("demo_message_size")
+        .description("current message payload size in bytes (the demo_message_size cvar)")
+        .category("demo_traffic")
+        .register()?;
+    let in_flight = {
+        let (sent, recv) = (sent.clone(), recv.clone());
+        reg.callback_pvar(
+            "demo_msgs_in_flight",
+            PvarClass::Level,
+            Datatype::UnsignedLongLong,
+            Callbacks::new(move |_obj, _i| sent.get().saturating_sub(recv.get())),
+        )
+        .description("messages sent and not yet received, computed by callback")
+        .category("demo_queues")
+        .readonly(true)
+        .continuous(true)
+        .register()?
+    };
+    Ok(DemoVars {
+        peers,
+        sent,
+        recv,
+        bytes_sent,
+        bytes_recv,
+        send_time,
+        recv_time,
+        depth,
+        depth_hwm,
+        depth_lwm,
+        state,
+        busy,
+        per_peer_var,
+        per_peer,
+        matrix,
+        msg_size,
+        in_flight,
+    })
+}

@@ -1,0 +1,214 @@
+//! The live view: a table of every watched variable with its rate,
+//! redrawn in place on a terminal, one plain progress line per second
+//! otherwise.
+
+use std::io::Write;
+
+use super::tool::{NAMES, Snapshot, V};
+use super::vars::STATE_NAMES;
+use super::workload::Config;
+
+/// `1234567` → `1,234,567`.
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rate with a thousands separator, or a short float below 10.
+pub fn rate(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x >= 10.0 {
+        group(x.round() as u64)
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// Bytes as B / kB / MB / GB (decimal).
+pub fn bytes(x: f64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB"];
+    let mut x = x;
+    let mut u = 0;
+    while x >= 1000.0 && u + 1 < units.len() {
+        x /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{x:.0} {}", units[u])
+    } else {
+        format!("{x:.1} {}", units[u])
+    }
+}
+
+fn list<T>(xs: impl IntoIterator<Item = T>, f: impl Fn(T) -> String) -> String {
+    let v: Vec<String> = xs.into_iter().map(f).collect();
+    format!("[{}]", v.join(" "))
+}
+
+/// Where the view goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A terminal: redraw the table in place with ANSI cursor movement.
+    Terminal,
+    /// A pipe or file: a plain progress line per second.
+    Plain,
+    /// `--json`: nothing during the run.
+    Quiet,
+}
+
+pub struct View {
+    mode: Mode,
+    cfg: Config,
+    duration: f64,
+    drawn: usize,
+    last_plain: Option<Snapshot>,
+}
+
+impl View {
+    pub fn new(mode: Mode, cfg: Config, duration: f64) -> Self {
+        Self {
+            mode,
+            cfg,
+            duration,
+            drawn: 0,
+            last_plain: None,
+        }
+    }
+
+    /// Shows `cur` (rates against `prev`); `samples` is the sampler's count.
+    pub fn show(&mut self, prev: &Snapshot, cur: &Snapshot, samples: u64, eager_limit: u64) {
+        match self.mode {
+            Mode::Quiet => {}
+            Mode::Terminal => {
+                let lines = self.table(prev, cur, samples, eager_limit);
+                let mut out = std::io::stdout().lock();
+                let mut s = String::new();
+                if self.drawn > 0 {
+                    s.push_str(&format!("\x1b[{}A", self.drawn));
+                }
+                for l in &lines {
+                    s.push_str("\x1b[2K");
+                    s.push_str(l);
+                    s.push('\n');
+                }
+                let _ = out.write_all(s.as_bytes());
+                let _ = out.flush();
+                self.drawn = lines.len();
+            }
+            Mode::Plain => {
+                let last = self.last_plain.get_or_insert_with(|| prev.clone());
+                if cur.t - last.t >= 1.0 || cur.t >= self.duration {
+                    let dt = (cur.t - last.t).max(1e-9);
+                    println!(
+                        "[{:4.1}/{:.1} s] sent {} ({}/s)  received {}  in flight {}  deepest inbox {}  samples {}",
+                        cur.t,
+                        self.duration,
+                        group(cur.u(V::Sent)),
+                        rate((cur.u(V::Sent) - last.u(V::Sent)) as f64 / dt),
+                        group(cur.u(V::Recv)),
+                        cur.u(V::InFlight),
+                        cur.max(V::Depth),
+                        group(samples),
+                    );
+                    *last = cur.clone();
+                }
+            }
+        }
+    }
+
+    fn table(&self, prev: &Snapshot, cur: &Snapshot, samples: u64, eager_limit: u64) -> Vec<String> {
+        let dt = (cur.t - prev.t).max(1e-9);
+        let frac = (cur.t / self.duration).clamp(0.0, 1.0);
+        let width = 24;
+        let filled = (frac * width as f64).round() as usize;
+        let bar = format!("{}{}", "#".repeat(filled), "-".repeat(width - filled));
+        let proto = if self.cfg.burst > 1 {
+            format!("eager ≤ {eager_limit} B, bursts of {}", self.cfg.burst)
+        } else {
+            format!("rendezvous > {eager_limit} B")
+        };
+        let mut l = vec![
+            format!(
+                "pvar demo: {} workers all-to-all, {} B messages ({proto})  [{bar}] {:.1}/{:.1} s",
+                self.cfg.threads, self.cfg.message_size, cur.t, self.duration
+            ),
+            format!("  {:<22} {:<14} {:<34} {}", "variable", "class", "value", "rate"),
+        ];
+        let name = |v: V| NAMES[v as usize].0;
+        let class = |v: V| {
+            NAMES[v as usize]
+                .1
+                .c_name()
+                .trim_start_matches("MPI_T_PVAR_CLASS_")
+                .to_string()
+        };
+        let mut row = |v: V, value: String, r: String| {
+            l.push(format!("  {:<22} {:<14} {:<34} {}", name(v), class(v), value, r));
+        };
+        let per_s = |v: V| rate((cur.u(v) - prev.u(v)) as f64 / dt) + "/s";
+        row(V::Sent, group(cur.u(V::Sent)), per_s(V::Sent));
+        row(V::Recv, group(cur.u(V::Recv)), per_s(V::Recv));
+        row(
+            V::BytesSent,
+            bytes(cur.u(V::BytesSent) as f64),
+            bytes((cur.u(V::BytesSent) - prev.u(V::BytesSent)) as f64 / dt) + "/s",
+        );
+        row(
+            V::BytesRecv,
+            bytes(cur.u(V::BytesRecv) as f64),
+            bytes((cur.u(V::BytesRecv) - prev.u(V::BytesRecv)) as f64 / dt) + "/s",
+        );
+        for v in [V::SendTime, V::RecvTime] {
+            row(
+                v,
+                format!("{:.3} s", cur.f(v)),
+                format!("{:.2} s/s", (cur.f(v) - prev.f(v)) / dt),
+            );
+        }
+        row(V::Depth, list(cur.elems(V::Depth), |x| x.to_string()), String::new());
+        row(V::Hwm, list(cur.elems(V::Hwm), |x| x.to_string()), String::new());
+        row(V::Lwm, list(cur.elems(V::Lwm), |x| x.to_string()), String::new());
+        row(V::InFlight, group(cur.u(V::InFlight)), "(callback)".into());
+        row(
+            V::State,
+            list(cur.ints(V::State), |s| {
+                STATE_NAMES.get(s as usize).copied().unwrap_or("?").to_string()
+            }),
+            String::new(),
+        );
+        row(
+            V::Busy,
+            list(cur.fs(V::Busy), |p| format!("{:.0}%", p * 100.0)),
+            String::new(),
+        );
+        row(
+            V::PerPeer,
+            list(cur.elems(V::PerPeer), |x| group(*x)),
+            "comm 0x101".into(),
+        );
+        row(V::MsgSize, format!("{} B", cur.u(V::MsgSize)), String::new());
+        l.push(format!(
+            "  {:<22} {:<14} {:<34} {}",
+            "sampler",
+            "SIGPROF",
+            format!("{} samples", group(samples)),
+            ""
+        ));
+        l
+    }
+
+    /// Clears nothing but makes sure the cursor is below the table.
+    pub fn finish(&mut self) {
+        if self.mode == Mode::Terminal {
+            println!();
+        }
+    }
+}
