@@ -1,0 +1,395 @@
+//! Registration rules: class/datatype combinations, duplicate names,
+//! deactivation and reactivation, lookups.
+
+use pvar::{BindKind, Callbacks, Datatype, Enumeration, Error, ErrorCode, PvarClass, Registry};
+
+/// Registers `name` with `class` and `datatype` through the class's typed
+/// builder, returning the index.
+fn register(reg: &Registry, name: &str, class: PvarClass, dt: Datatype) -> pvar::Result<usize> {
+    use PvarClass as C;
+    match class {
+        C::Counter => reg.counter(name).datatype(dt).register().map(|h| h.index()),
+        C::Aggregate => reg
+            .aggregate::<u64>(name)
+            .datatype(dt)
+            .register()
+            .map(|h| h.index()),
+        C::Timer => reg.timer(name).datatype(dt).register().map(|h| h.index()),
+        C::Level => reg
+            .level::<u64>(name)
+            .datatype(dt)
+            .register()
+            .map(|h| h.index()),
+        C::Size => reg
+            .size::<u64>(name)
+            .datatype(dt)
+            .register()
+            .map(|h| h.index()),
+        C::Percentage => reg
+            .percentage(name)
+            .datatype(dt)
+            .register()
+            .map(|h| h.index()),
+        C::State => reg.state(name).datatype(dt).register().map(|h| h.index()),
+        C::HighWatermark => reg
+            .high_watermark::<u64>(name)
+            .datatype(dt)
+            .register()
+            .map(|h| h.index()),
+        C::LowWatermark => reg
+            .low_watermark::<u64>(name)
+            .datatype(dt)
+            .register()
+            .map(|h| h.index()),
+        C::Generic => reg
+            .generic::<u64>(name)
+            .datatype(dt)
+            .register()
+            .map(|h| h.index()),
+    }
+}
+
+/// The datatypes the standard allows for each class (MPI 4.1 §15.3.7).
+/// `MPI_CHAR` needs a callback (tested separately).
+fn allowed(class: PvarClass, dt: Datatype) -> bool {
+    use Datatype as D;
+    use PvarClass as C;
+    let unsigned = matches!(dt, D::Unsigned | D::UnsignedLong | D::UnsignedLongLong);
+    match class {
+        C::State => dt == D::Int,
+        C::Counter => unsigned,
+        C::Percentage => dt == D::Double,
+        C::Level | C::Size | C::HighWatermark | C::LowWatermark | C::Aggregate | C::Timer => {
+            unsigned || dt == D::Double
+        }
+        C::Generic => dt != D::Char,
+    }
+}
+
+fn registration_message(e: Error) -> String {
+    match e {
+        Error::Registration(m) => m,
+        other => panic!("expected a registration error, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_class_datatype_combination_is_checked() {
+    let reg = Registry::new();
+    let mut accepted = 0;
+    for &class in PvarClass::ALL {
+        for &dt in Datatype::ALL {
+            let name = format!("v_{}_{}", class.c_name(), dt.c_name());
+            let r = register(&reg, &name, class, dt);
+            if allowed(class, dt) {
+                let index = r.unwrap_or_else(|e| panic!("{name} refused: {e}"));
+                let info = reg.pvar_info(index).unwrap();
+                assert_eq!((info.class, info.datatype), (class, dt), "{name}");
+                accepted += 1;
+            } else {
+                let e = r.expect_err(&name);
+                assert_eq!(e.code(), ErrorCode::Invalid);
+                let msg = registration_message(e);
+                assert!(msg.contains(&name), "message must name the variable: {msg}");
+                assert!(
+                    reg.pvar_index(&name, class).is_err(),
+                    "{name} not registered"
+                );
+            }
+        }
+    }
+    assert_eq!(reg.num_pvars(), accepted);
+    // 1 + 3 + 1 + 6 * 4 + 6 (generic without MPI_CHAR)
+    assert_eq!(accepted, 35);
+}
+
+#[test]
+fn char_needs_a_callback() {
+    let reg = Registry::new();
+    let e = reg
+        .generic::<u64>("text")
+        .datatype(Datatype::Char)
+        .register();
+    assert!(registration_message(e.map(|_| ()).unwrap_err()).contains("text"));
+    reg.callback_pvar(
+        "text",
+        PvarClass::Generic,
+        Datatype::Char,
+        Callbacks::new(|_, _| 0),
+    )
+    .count(8)
+    .register()
+    .unwrap();
+}
+
+#[test]
+fn illegal_metadata_is_rejected_naming_the_variable() {
+    let reg = Registry::new();
+    let cases: Vec<(&str, pvar::Result<()>)> = vec![
+        ("", reg.counter("").register().map(|_| ())),
+        (
+            "zero_count",
+            reg.counter("zero_count").count(0).register().map(|_| ()),
+        ),
+        (
+            "enum_on_unsigned",
+            reg.generic::<u64>("enum_on_unsigned")
+                .enumeration(Enumeration::new("e", [("a", 0), ("b", 1)]).unwrap())
+                .register()
+                .map(|_| ()),
+        ),
+        (
+            "per_object_unbound",
+            reg.counter("per_object_unbound")
+                .per_object_count()
+                .register_bound()
+                .map(|_| ()),
+        ),
+        (
+            "bound_via_register",
+            reg.counter("bound_via_register")
+                .bind(BindKind::Comm)
+                .register()
+                .map(|_| ()),
+        ),
+        (
+            "level_not_continuous",
+            reg.level::<u64>("level_not_continuous")
+                .continuous(false)
+                .register()
+                .map(|_| ()),
+        ),
+        (
+            "level_writable",
+            reg.level::<u64>("level_writable")
+                .readonly(false)
+                .register()
+                .map(|_| ()),
+        ),
+        (
+            "state_atomic",
+            reg.state("state_atomic")
+                .atomic(true)
+                .register()
+                .map(|_| ()),
+        ),
+        (
+            "generic_atomic",
+            reg.generic::<u64>("generic_atomic")
+                .readonly(false)
+                .atomic(true)
+                .register()
+                .map(|_| ()),
+        ),
+        (
+            "counter_readonly_atomic",
+            reg.counter("counter_readonly_atomic")
+                .readonly(true)
+                .atomic(true)
+                .register()
+                .map(|_| ()),
+        ),
+        (
+            "callback_writable_no_write_fn",
+            reg.callback_pvar(
+                "callback_writable_no_write_fn",
+                PvarClass::Size,
+                Datatype::UnsignedLongLong,
+                Callbacks::new(|_, _| 0),
+            )
+            .readonly(false)
+            .register()
+            .map(|_| ()),
+        ),
+    ];
+    for (name, r) in cases {
+        let msg = registration_message(r.expect_err(name));
+        assert!(msg.contains(&format!("'{name}'")), "{name}: {msg}");
+    }
+    assert_eq!(reg.num_pvars(), 0, "nothing was registered");
+}
+
+#[test]
+fn same_name_and_class_with_identical_metadata_is_the_same_variable() {
+    let reg = Registry::new();
+    let a = reg
+        .counter("sent")
+        .description("messages sent")
+        .count(2)
+        .register()
+        .unwrap();
+    reg.level::<u64>("other").register().unwrap();
+    let b = reg
+        .counter("sent")
+        .description("messages sent")
+        .count(2)
+        .register()
+        .unwrap();
+    assert_eq!(a.index(), b.index());
+    assert_eq!(reg.num_pvars(), 2);
+    a.inc_at(1);
+    b.add_at(1, 2);
+    assert_eq!(
+        (a.get_at(1), b.get_at(1)),
+        (3, 3),
+        "one variable, one value"
+    );
+}
+
+#[test]
+fn same_name_and_class_with_different_metadata_is_an_error_naming_both() {
+    let reg = Registry::new();
+    let a = reg
+        .counter("sent")
+        .description("old text")
+        .register()
+        .unwrap();
+    let e = reg
+        .counter("sent")
+        .description("new text")
+        .register()
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Invalid);
+    let msg = registration_message(e);
+    assert!(msg.contains("'sent'"), "{msg}");
+    assert!(msg.contains("description"), "says what differs: {msg}");
+    assert!(
+        msg.contains("old text") && msg.contains("new text"),
+        "names both: {msg}"
+    );
+    assert!(msg.contains(&format!("index {}", a.index())), "{msg}");
+    // Other differences too.
+    for r in [
+        reg.counter("sent")
+            .description("old text")
+            .count(2)
+            .register()
+            .map(|_| ()),
+        reg.counter("sent")
+            .description("old text")
+            .datatype(Datatype::Unsigned)
+            .register()
+            .map(|_| ()),
+        reg.counter("sent")
+            .description("old text")
+            .verbosity(pvar::Verbosity::TunerDetail)
+            .register()
+            .map(|_| ()),
+        reg.counter("sent")
+            .description("old text")
+            .category("cat")
+            .register()
+            .map(|_| ()),
+    ] {
+        assert!(matches!(r, Err(Error::Registration(_))), "{r:?}");
+    }
+    assert_eq!(reg.num_pvars(), 1);
+}
+
+#[test]
+fn same_name_with_another_class_is_another_variable() {
+    let reg = Registry::new();
+    let c = reg.counter("queue").register().unwrap();
+    let l = reg.level::<u64>("queue").register().unwrap();
+    let h = reg.high_watermark::<u64>("queue").register().unwrap();
+    assert_eq!((c.index(), l.index(), h.index()), (0, 1, 2));
+    assert_eq!(reg.pvar_index("queue", PvarClass::Counter), Ok(0));
+    assert_eq!(reg.pvar_index("queue", PvarClass::Level), Ok(1));
+    assert_eq!(reg.pvar_index("queue", PvarClass::HighWatermark), Ok(2));
+    assert_eq!(
+        reg.pvar_index("queue", PvarClass::Timer)
+            .unwrap_err()
+            .code(),
+        ErrorCode::InvalidName
+    );
+    c.add(5);
+    l.inc();
+    assert_eq!((c.get(), l.get()), (5, 1));
+}
+
+#[test]
+fn deactivation_keeps_index_and_metadata_and_registering_again_reactivates() {
+    let reg = Registry::new();
+    let c = reg.counter("sent").description("d").register().unwrap();
+    let other = reg.state("s").register().unwrap();
+    c.add(3);
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(c.index(), None).unwrap();
+    let info_before = reg.pvar_info(c.index()).unwrap().clone();
+
+    c.deactivate();
+    assert_eq!(reg.pvar_is_active(c.index()), Ok(false));
+    assert_eq!(reg.pvar_is_active(other.index()), Ok(true));
+    assert_eq!(reg.num_pvars(), 2, "the index stays");
+    assert_eq!(
+        reg.pvar_info(c.index()).unwrap(),
+        &info_before,
+        "metadata stays"
+    );
+    assert_eq!(reg.pvar_index("sent", PvarClass::Counter), Ok(c.index()));
+    assert_eq!(s.read_u64(h), Err(Error::Inactive));
+    assert_eq!(Error::Inactive.code(), ErrorCode::InvalidIndex);
+    assert_eq!(s.alloc(c.index(), None).unwrap_err(), Error::Inactive);
+
+    let again = reg.counter("sent").description("d").register().unwrap();
+    assert_eq!(again.index(), c.index(), "same index");
+    assert_eq!(reg.pvar_is_active(c.index()), Ok(true));
+    assert_eq!(reg.num_pvars(), 2);
+    assert_eq!(again.get(), 3, "a reloaded component keeps its values");
+    assert!(s.alloc(c.index(), None).is_ok());
+
+    // Deactivating through the registry works the same.
+    reg.deactivate_pvar(other.index()).unwrap();
+    assert_eq!(reg.pvar_is_active(other.index()), Ok(false));
+    assert_eq!(
+        reg.deactivate_pvar(99).unwrap_err().code(),
+        ErrorCode::InvalidIndex
+    );
+}
+
+#[test]
+fn lookups_out_of_range_fail_cleanly() {
+    let reg = Registry::new();
+    reg.counter("c").register().unwrap();
+    assert_eq!(
+        reg.pvar_info(1).unwrap_err().code(),
+        ErrorCode::InvalidIndex
+    );
+    assert_eq!(
+        reg.pvar_is_active(usize::MAX).unwrap_err().code(),
+        ErrorCode::InvalidIndex
+    );
+    assert_eq!(
+        reg.pvar_index("nope", PvarClass::Counter)
+            .unwrap_err()
+            .code(),
+        ErrorCode::InvalidName
+    );
+}
+
+#[test]
+fn default_flags_per_class() {
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let l = reg.level::<u64>("l").register().unwrap();
+    let ci = reg.pvar_info(c.index()).unwrap();
+    assert!(!ci.readonly && !ci.continuous && ci.atomic, "{ci:?}");
+    let li = reg.pvar_info(l.index()).unwrap();
+    assert!(li.readonly && li.continuous && !li.atomic, "{li:?}");
+    assert_eq!(ci.count, pvar::ElementCount::Fixed(1));
+    assert_eq!(ci.bind, BindKind::NoObject);
+}
+
+#[test]
+fn registries_are_isolated() {
+    let r1 = Registry::new();
+    let r2 = Registry::new();
+    r1.counter("a").register().unwrap();
+    r1.counter("b").register().unwrap();
+    let x = r2.counter("b").register().unwrap();
+    assert_eq!(x.index(), 0);
+    assert_eq!((r1.num_pvars(), r2.num_pvars()), (2, 1));
+    assert!(!r1.ptr_eq(&r2));
+    assert!(r1.ptr_eq(&r1.clone()));
+}
