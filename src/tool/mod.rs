@@ -9,8 +9,16 @@
 //!
 //! Async-signal-safe (on sessions and handles that exist): `start`, `stop`,
 //! `read`, `write`, `reset`, `readreset`, and `start_all` / `stop_all` /
-//! `reset_all`. Allocation and freeing of sessions and handles are not.
-//! See `docs/signal-safety.md`.
+//! `reset_all`, plus the handle queries and [`Registry::tool_stats`]. They
+//! take no lock, allocate nothing, read no thread-local and clone no `Arc`:
+//! a reader reference on the session and handle slots is one CAS (see
+//! `slots.rs`), a SUM handle's state is one 128-bit word changed by CAS (see
+//! `handle.rs`), so a handler that interrupts any of these, or an
+//! allocation or free, on its own thread never waits for it. Before the
+//! first signal: create the registry (`pvar::global()`), allocate the
+//! session and handles. Allocation and freeing of sessions and handles are
+//! not async-signal-safe. Each method's documentation ends with its
+//! "Async-signal-safe:" line; the contract is `docs/signal-safety.md`.
 //!
 //! [`Session`] wraps the keyed API for Rust tools: it frees the session
 //! (and its handles) when dropped.
@@ -98,7 +106,8 @@ impl ToolState {
 
 /// Encodes values (as produced by a read: `u64` bits of the datatype) into
 /// the C representation of `datatype`, element after element.
-/// Async-signal-safe.
+///
+/// Async-signal-safe: yes (writes only `out`).
 pub fn encode_values(datatype: Datatype, values: &[u64], out: &mut [u8]) -> Result<()> {
     let size = datatype.size();
     if out.len() < values.len() * size {
@@ -116,7 +125,8 @@ pub fn encode_values(datatype: Datatype, values: &[u64], out: &mut [u8]) -> Resu
 
 /// Decodes C-representation values of `datatype` into `u64` bits (the
 /// inverse of [`encode_values`]; `MPI_INT` is sign-extended).
-/// Async-signal-safe.
+///
+/// Async-signal-safe: yes (writes only `out`).
 pub fn decode_values(datatype: Datatype, bytes: &[u8], out: &mut [u64]) -> Result<()> {
     let size = datatype.size();
     if bytes.len() < out.len() * size {
@@ -140,12 +150,20 @@ impl Registry {
     }
 
     /// Creates a session (`MPI_T_pvar_session_create`).
+    ///
+    /// Async-signal-safe: no (may allocate a slot; takes the free-list
+    /// mutex). Create sessions before installing a signal handler.
     pub fn session_create(&self) -> Result<SessionId> {
         self.tool().sessions.alloc(SessionData).map(SessionId)
     }
 
     /// Frees a session and every handle allocated in it
     /// (`MPI_T_pvar_session_free`). `INVALID_SESSION` if not live.
+    ///
+    /// Async-signal-safe: no (allocates, takes the free-list mutex, waits
+    /// for other threads' operations on the session's handles to finish).
+    /// A handler running meanwhile gets `INVALID_SESSION` /
+    /// `INVALID_HANDLE`, never a dangling handle.
     pub fn session_free(&self, session: SessionId) -> Result<()> {
         let tool = self.tool();
         // No new handle operations can validate the session after this.
@@ -175,6 +193,10 @@ impl Registry {
     /// Allocates a handle for variable `index` in `session`
     /// (`MPI_T_pvar_handle_alloc`), bound to `object` if the variable is
     /// bound (ignored otherwise), and returns it with its element count.
+    ///
+    /// Async-signal-safe: no (allocates the handle state and, for
+    /// watermarks, a subscription). Allocate handles before installing a
+    /// signal handler and pass their keys to it through statics.
     pub fn handle_alloc(
         &self,
         session: SessionId,
@@ -213,6 +235,9 @@ impl Registry {
     }
 
     /// Frees a handle (`MPI_T_pvar_handle_free`).
+    ///
+    /// Async-signal-safe: no (takes the free-list mutex, waits for other
+    /// threads' operations on the handle to finish, drops an `Arc`).
     pub fn handle_free(&self, session: SessionId, handle: HandleId) -> Result<()> {
         self.check_session(session)?;
         let tool = self.tool();
@@ -247,19 +272,25 @@ impl Registry {
         self.inner.pvars.get(index).is_some_and(|v| v.is_active())
     }
 
-    /// Element count of a handle. Async-signal-safe.
+    /// Element count of a handle.
+    ///
+    /// Async-signal-safe: yes.
     pub fn handle_count(&self, session: SessionId, handle: HandleId) -> Result<usize> {
         self.with_handle(session, handle, |h| Ok(h.count))
     }
 
-    /// The variable index and datatype behind a handle. Async-signal-safe.
+    /// The variable index and datatype behind a handle.
+    ///
+    /// Async-signal-safe: yes.
     pub fn handle_variable(&self, session: SessionId, handle: HandleId) -> Result<(usize, Datatype)> {
         self.with_handle(session, handle, |h| Ok((h.index, h.storage.datatype)))
     }
 
     /// Starts a handle (`MPI_T_pvar_start`); `PVAR_NO_STARTSTOP` for
     /// continuous variables. Starting a started handle does nothing.
-    /// Async-signal-safe.
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle (a callback
+    /// variable's notify function must be too).
     pub fn start(&self, session: SessionId, handle: HandleId) -> Result<()> {
         self.with_handle(session, handle, |h| {
             if h.continuous {
@@ -270,7 +301,10 @@ impl Registry {
         })
     }
 
-    /// Stops a handle (`MPI_T_pvar_stop`). Async-signal-safe.
+    /// Stops a handle (`MPI_T_pvar_stop`).
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle (a callback
+    /// variable's notify function must be too).
     pub fn stop(&self, session: SessionId, handle: HandleId) -> Result<()> {
         self.with_handle(session, handle, |h| {
             if h.continuous {
@@ -285,7 +319,11 @@ impl Registry {
     /// element, holding the value in the variable's datatype (unsigned as
     /// is, `MPI_INT`/`MPI_COUNT` two's complement, `MPI_DOUBLE` as
     /// `f64::to_bits`). `out` must hold the handle's count.
-    /// Async-signal-safe.
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle (a callback
+    /// variable's read function must be too). TIMER ticks are converted to
+    /// seconds or nanoseconds with the clock calibrated at registry
+    /// creation: no allocation.
     pub fn read(&self, session: SessionId, handle: HandleId, out: &mut [u64]) -> Result<()> {
         self.with_handle(session, handle, |h| {
             if out.len() < h.count {
@@ -298,14 +336,20 @@ impl Registry {
         })
     }
 
-    /// Reads element 0 of an integer-typed handle. Async-signal-safe.
+    /// Reads element 0 of an integer-typed handle (handles of up to 64
+    /// elements; use [`Registry::read`] for larger ones).
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle (uses a
+    /// stack buffer).
     pub fn read_u64(&self, session: SessionId, handle: HandleId) -> Result<u64> {
         let mut v = [0u64; 1];
         self.read_first(session, handle, &mut v)?;
         Ok(v[0])
     }
 
-    /// Reads element 0 of an `MPI_DOUBLE` handle. Async-signal-safe.
+    /// Reads element 0 of an `MPI_DOUBLE` handle (e.g. a TIMER in seconds).
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle.
     pub fn read_f64(&self, session: SessionId, handle: HandleId) -> Result<f64> {
         let mut v = [0u64; 1];
         self.read_first(session, handle, &mut v)?;
@@ -334,7 +378,9 @@ impl Registry {
     /// Writes a handle (`MPI_T_pvar_write`): `PVAR_NO_WRITE` for read-only
     /// variables. For SUM classes this sets the value this handle reads
     /// (other sessions are unaffected); for watermarks the mark.
-    /// Async-signal-safe.
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle (a callback
+    /// variable's write function must be too).
     pub fn write(&self, session: SessionId, handle: HandleId, values: &[u64]) -> Result<()> {
         self.with_handle(session, handle, |h| {
             if h.readonly {
@@ -349,7 +395,9 @@ impl Registry {
     }
 
     /// Resets a handle to its starting value (`MPI_T_pvar_reset`):
-    /// `PVAR_NO_WRITE` for read-only variables. Async-signal-safe.
+    /// `PVAR_NO_WRITE` for read-only variables.
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle.
     pub fn reset(&self, session: SessionId, handle: HandleId) -> Result<()> {
         self.with_handle(session, handle, |h| {
             if h.readonly {
@@ -363,7 +411,11 @@ impl Registry {
     /// Reads and resets in one step (`MPI_T_pvar_readreset`):
     /// `PVAR_NO_ATOMIC` unless the variable is atomic. Per element, the value
     /// returned and the reset come from the same merged read, so no update
-    /// is lost or counted twice. Async-signal-safe.
+    /// is lost or counted twice.
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle: the
+    /// value and the reset are one 128-bit CAS per element, so a handler
+    /// that interrupts another operation on the handle never waits for it.
     pub fn readreset(&self, session: SessionId, handle: HandleId, out: &mut [u64]) -> Result<()> {
         self.with_handle(session, handle, |h| {
             if !h.atomic {
@@ -400,7 +452,9 @@ impl Registry {
     /// Starts every handle of the session (`MPI_T_pvar_start` with
     /// `MPI_T_PVAR_ALL_HANDLES`): continuous and already started handles are
     /// ignored; `PVAR_NO_STARTSTOP` if any other could not be started.
-    /// Async-signal-safe.
+    ///
+    /// Async-signal-safe: yes, on an allocated session (walks the handle
+    /// table with reader references; handles being freed are skipped).
     pub fn start_all(&self, session: SessionId) -> Result<()> {
         self.for_all(session, |h| {
             if h.continuous || h.is_started() {
@@ -413,7 +467,9 @@ impl Registry {
     }
 
     /// Stops every handle of the session (`ALL_HANDLES`): continuous and
-    /// already stopped handles are ignored. Async-signal-safe.
+    /// already stopped handles are ignored.
+    ///
+    /// Async-signal-safe: yes, on an allocated session.
     pub fn stop_all(&self, session: SessionId) -> Result<()> {
         self.for_all(session, |h| {
             if h.continuous || !h.is_started() {
@@ -427,7 +483,9 @@ impl Registry {
 
     /// Resets every handle of the session (`ALL_HANDLES`): read-only
     /// variables are ignored; `PVAR_NO_WRITE` if any other could not be
-    /// reset. Async-signal-safe.
+    /// reset.
+    ///
+    /// Async-signal-safe: yes, on an allocated session.
     pub fn reset_all(&self, session: SessionId) -> Result<()> {
         self.for_all(session, |h| {
             if h.readonly {
@@ -440,22 +498,29 @@ impl Registry {
     }
 
     /// Counts of sessions and handles in use and reads served.
-    /// Async-signal-safe.
+    ///
+    /// Async-signal-safe: yes (three atomic loads).
     pub fn tool_stats(&self) -> ToolStats {
         self.tool().stats()
     }
 
     /// A Rust session over this registry that frees itself when dropped.
+    ///
+    /// Async-signal-safe: no, and neither is dropping the [`Session`].
     pub fn session(&self) -> Result<Session> {
         Session::new(self.clone())
     }
 
-    /// Whether a handle is currently started. Async-signal-safe.
+    /// Whether a handle is currently started.
+    ///
+    /// Async-signal-safe: yes.
     pub fn is_started(&self, session: SessionId, handle: HandleId) -> Result<bool> {
         self.with_handle(session, handle, |h| Ok(h.is_started()))
     }
 
     /// The class of the variable behind a handle.
+    ///
+    /// Async-signal-safe: yes.
     pub fn handle_class(&self, session: SessionId, handle: HandleId) -> Result<crate::PvarClass> {
         self.with_handle(session, handle, |h| Ok(h.class()))
     }

@@ -7,7 +7,10 @@ use crate::registry::Registry;
 use super::{HandleId, SessionId};
 
 /// A session that frees itself (and its handles) when dropped. Every
-/// method forwards to the keyed API on [`Registry`].
+/// method forwards to the keyed API on [`Registry`] and is exactly as
+/// async-signal-safe as the method it forwards to; creating and dropping a
+/// `Session` (which frees it) are not. A signal handler should use the
+/// keys ([`Session::id`], [`HandleId`]) with the [`Registry`] methods.
 ///
 /// ```
 /// let reg = pvar::Registry::new();
