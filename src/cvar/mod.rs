@@ -341,3 +341,8 @@ impl crate::Registry {
         Ok(index)
     }
 }
+
+/// Runs the examples of `docs/component-guide.md` as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/component-guide.md")]
+pub struct ComponentGuide;
