@@ -157,6 +157,8 @@ impl<H: ComponentHandle> PvarBuilder<'_, H> {
     /// Registers an unbound variable and returns its component handle. If a
     /// variable with the same name, class and metadata exists, returns a
     /// handle to it (a reloaded component gets its old index and values).
+    ///
+    /// Async-signal-safe: no (allocates, takes the registry's mutexes).
     pub fn register(self) -> Result<H> {
         if self.info.bind != BindKind::NoObject {
             return Err(Error::Registration(format!(
@@ -175,6 +177,8 @@ impl<H: ComponentHandle> PvarBuilder<'_, H> {
 
     /// Registers a variable bound to objects (set [`PvarBuilder::bind`]);
     /// the component then creates an instance per object.
+    ///
+    /// Async-signal-safe: no.
     pub fn register_bound(self) -> Result<Bound<H>> {
         if self.info.bind == BindKind::NoObject {
             return Err(Error::Registration(format!(

@@ -20,6 +20,21 @@
 //!
 //! With the `compile-out` cargo feature every update compiles to nothing
 //! (registration and the tool side still work; values stay at zero).
+//!
+//! ## Signal safety
+//!
+//! Every update method is async-signal-safe once the calling thread has
+//! touched the variable's per-thread cells: by an earlier update on that
+//! thread, or by [`Registry::prepare_thread`] called after the variable was
+//! registered (the first touch assigns a thread id and allocates). Watermark
+//! and STATE / SIZE / PERCENTAGE / GENERIC updates need no preparation.
+//! Every `get` is async-signal-safe (a merged read, like a tool's).
+//! Registration, [`Bound::create_instance`] and [`Bound::drop_instance`]
+//! are not. A handler must not update an element that the code it
+//! interrupted on the same thread may be updating: an update is a load and
+//! a store of the thread's own cell, so one of the two would be lost. Each
+//! type's documentation ends with its "Async-signal-safe:" line; the full
+//! contract is `docs/signal-safety.md`.
 
 mod builder;
 mod shared;
@@ -91,6 +106,8 @@ impl<H: ComponentHandle> Bound<H> {
     /// Creates the instance for the object whose handle value is `object`,
     /// with `count` elements, and returns its update handle. Tools bind
     /// handles to it by passing the same handle value.
+    ///
+    /// Async-signal-safe: no (allocates, takes the instance mutex).
     pub fn create_instance(&self, object: u64, count: usize) -> Result<H> {
         let storage = self.registry.create_instance(self.index, object, count)?;
         Ok(H::from_storage(&self.registry, self.index, storage))
@@ -99,6 +116,8 @@ impl<H: ComponentHandle> Bound<H> {
     /// Drops the instance for `object`: tool handles bound to it then fail
     /// with [`Error::Inactive`](crate::Error::Inactive); their memory is
     /// released when the last of them is freed.
+    ///
+    /// Async-signal-safe: no (takes the variable's instance mutex).
     pub fn drop_instance(&self, object: u64) -> Result<()> {
         self.registry.drop_instance(self.index, object)
     }
@@ -110,6 +129,10 @@ impl<H: ComponentHandle> Bound<H> {
 }
 
 /// A variable computed by callback; see [`Registry::callback_pvar`].
+///
+/// Async-signal-safe: tool operations on it are as safe as its callbacks
+/// (`read` for reads and resets, `write` for writes, `notify` for start and
+/// stop); keep them lock- and allocation-free for sampling tools.
 #[derive(Clone)]
 pub struct CallbackVar {
     registry: Registry,

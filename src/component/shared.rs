@@ -83,7 +83,7 @@ macro_rules! shared_handle {
         }
 
         impl<$t: $bound> $name<$t> {
-            /// Sets element 0. One relaxed store; async-signal-safe.
+            /// Sets element 0. One relaxed store.
             #[inline(always)]
             pub fn set(&self, x: $t) {
                 self.core.set(0, x.to_bits());
@@ -113,16 +113,25 @@ macro_rules! shared_handle {
 
 shared_handle! {
     /// A SIZE: the fixed size of a resource (`u32`, `u64` or `f64`).
+    ///
+    /// Async-signal-safe: yes, every method (one atomic store or load per
+    /// element; no per-thread state to prepare).
     Size<T: Magnitude>
 }
 
 shared_handle! {
     /// A GENERIC variable of any element type; read-only for tools.
+    ///
+    /// Async-signal-safe: yes, every method (one atomic store or load per
+    /// element; no per-thread state to prepare).
     Generic<T: Value>
 }
 
 /// A STATE: one of a set of discrete states (`MPI_INT`), usually described
 /// by an [`Enumeration`](crate::Enumeration).
+///
+/// Async-signal-safe: yes, every method (one atomic store or load per
+/// element; no per-thread state to prepare).
 #[derive(Clone)]
 pub struct State {
     core: SharedRef,
@@ -137,7 +146,7 @@ impl FromStorage for State {
 }
 
 impl State {
-    /// Sets element 0 to state `s`. One relaxed store; async-signal-safe.
+    /// Sets element 0 to state `s`. One relaxed store.
     #[inline(always)]
     pub fn set(&self, s: i32) {
         self.core.set(0, s.to_bits());
@@ -165,6 +174,9 @@ impl State {
 
 /// A PERCENTAGE: utilisation of a finite resource, a double in [0, 1].
 /// Values outside the range are clamped (NaN becomes 0).
+///
+/// Async-signal-safe: yes, every method (one atomic store or load per
+/// element; no per-thread state to prepare).
 #[derive(Clone)]
 pub struct Percentage {
     core: SharedRef,

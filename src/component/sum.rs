@@ -140,8 +140,11 @@ macro_rules! common_methods {
 ///
 /// `inc` and `add` are a relaxed load and a relaxed store of the calling
 /// thread's own cell: no lock, no read-modify-write, no shared cache line.
-/// Async-signal-safe once the thread has updated the variable (or called
-/// [`Registry::prepare_thread`]).
+/// Async-signal-safe: `inc`, `add`, `inc_at`, `add_at` yes, once this
+/// thread has touched the variable's cells (an earlier update, or
+/// [`Registry::prepare_thread`] after registration), and provided the
+/// interrupted code is not updating the same element on this thread; `get`
+/// yes; `local` only after its first call on this thread.
 #[derive(Clone)]
 pub struct Counter {
     core: Sharded,
@@ -205,6 +208,9 @@ impl Counter {
 }
 
 /// A counter element bound to the calling thread; see [`Counter::local`].
+///
+/// Async-signal-safe: yes (a load and a store of this thread's existing
+/// cell), except against an update of the same element it interrupted.
 pub struct LocalCounter<'a> {
     cell: &'a AtomicU64,
     _not_send: PhantomData<*const ()>,
@@ -232,6 +238,8 @@ impl LocalCounter<'_> {
 
 /// An AGGREGATE: a sum of non-negative amounts (bytes, …); starts at 0.
 /// `T` is `u32`, `u64` or `f64`. Updates cost what [`Counter`] updates do.
+///
+/// Async-signal-safe: as [`Counter`].
 pub struct Aggregate<T: Magnitude> {
     core: Sharded,
     _t: PhantomData<T>,
@@ -296,6 +304,13 @@ impl<T: Magnitude> Aggregate<T> {
 /// per-thread cell; a [`TimerGuard`] keeps it on the stack. Elapsed time is
 /// added when an interval ends; a tool reading during an interval sees the
 /// time up to the last completed interval.
+///
+/// Async-signal-safe: every method, once this thread has touched the
+/// variable's cells (as [`Counter`]). Ticks are `rdtsc` or
+/// `clock_gettime(CLOCK_MONOTONIC)`, converted with the factors calibrated
+/// when the registry was created (no lazy calibration, no allocation). A
+/// handler must not start or stop an element that the interrupted code is
+/// timing on the same thread.
 #[derive(Clone)]
 pub struct Timer {
     core: Sharded,
@@ -419,6 +434,8 @@ impl Timer {
 }
 
 /// Times a section of a [`Timer`] element until dropped.
+///
+/// Async-signal-safe: as [`Timer`] (the start tick is on the stack).
 #[must_use = "the section ends when the guard is dropped"]
 pub struct TimerGuard<'a> {
     timer: &'a Timer,
@@ -443,6 +460,8 @@ impl Drop for TimerGuard<'_> {
 /// a sum of per-thread snapshots can be transiently negative when one thread
 /// removes what another has just added). `set` adds the difference to the
 /// current sum (a merged read: O(threads)).
+///
+/// Async-signal-safe: as [`Counter`].
 pub struct Level<T: Magnitude> {
     core: Sharded,
     _t: PhantomData<T>,

@@ -55,7 +55,8 @@ macro_rules! watermark_handle {
 
             /// Records the current level of element 0 and pushes the mark
             /// of every started tool handle. With no started handle this is
-            /// one relaxed store and one relaxed load. Async-signal-safe.
+            /// one relaxed store and one relaxed load; with started handles,
+            /// a CAS per mark the value passes.
             #[inline(always)]
             pub fn update(&self, x: T) {
                 self.update_at(0, x);
@@ -101,11 +102,17 @@ macro_rules! watermark_handle {
 watermark_handle! {
     /// A HIGHWATERMARK: each started tool handle sees the highest level
     /// since it was started or reset.
+    ///
+    /// Async-signal-safe: yes, every method (atomics only; no per-thread
+    /// state to prepare).
     HighWatermark
 }
 
 watermark_handle! {
     /// A LOWWATERMARK: each started tool handle sees the lowest level since
     /// it was started or reset.
+    ///
+    /// Async-signal-safe: yes, every method (atomics only; no per-thread
+    /// state to prepare).
     LowWatermark
 }
