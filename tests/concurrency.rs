@@ -1,0 +1,344 @@
+//! Concurrency with real threads: exact totals, exited threads' counts,
+//! thread-record reuse, registration racing with updates and reads, and
+//! monotonic counter reads. Synchronisation is by barriers, joins and
+//! flags only (no sleeps).
+
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+
+use pvar::{PvarClass, Registry};
+
+#[test]
+fn eight_threads_times_a_million_increments_are_exact() {
+    const THREADS: u64 = 8;
+    const N: u64 = 1_000_000;
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let a = reg.aggregate::<u64>("a").register().unwrap();
+    let barrier = Arc::new(Barrier::new(THREADS as usize));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (c, a, barrier) = (c.clone(), a.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                for _ in 0..N {
+                    c.inc();
+                }
+                a.add(t + 1);
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(c.get(), THREADS * N);
+    assert_eq!(a.get(), THREADS * (THREADS + 1) / 2);
+}
+
+#[test]
+fn local_counters_on_many_threads_are_exact() {
+    const THREADS: usize = 4;
+    const N: u64 = 250_000;
+    let reg = Registry::new();
+    let c = reg.counter("c").count(2).register().unwrap();
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (c, barrier) = (c.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let local = c.local(1);
+                barrier.wait();
+                for _ in 0..N {
+                    local.inc();
+                    c.inc();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(
+        (c.get_at(0), c.get_at(1)),
+        (THREADS as u64 * N, THREADS as u64 * N)
+    );
+}
+
+#[test]
+fn exited_threads_keep_their_counts_and_records_are_reused() {
+    const ROUNDS: u64 = 100;
+    const PER_ROUND: u64 = 4;
+    const N: u64 = 1000;
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let l = reg.level::<u64>("l").register().unwrap();
+    for round in 0..ROUNDS {
+        let threads: Vec<_> = (0..PER_ROUND)
+            .map(|_| {
+                let (c, l) = (c.clone(), l.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..N {
+                        c.inc();
+                    }
+                    l.inc();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Every exited thread's count is still there, exactly.
+        assert_eq!(c.get(), (round + 1) * PER_ROUND * N, "round {round}");
+        assert_eq!(l.get(), (round + 1) * PER_ROUND, "round {round}");
+    }
+    // 400 threads came and went; their ids (and so their records) were
+    // reused. Thread ids are process-wide, so other tests' threads running
+    // at the same time can take some: the bound is loose, but far below 400.
+    let records = reg.thread_records();
+    assert!(
+        records <= 64,
+        "{records} records for 400 short-lived threads"
+    );
+    assert!(records >= 1);
+}
+
+thread_local! {
+    static LATE: LateUpdate = const { LateUpdate(Cell::new(None)) };
+}
+
+/// Increments a counter from a thread-local destructor, possibly after the
+/// engine's own exit destructor ran (then the update goes to the shared
+/// orphan record).
+struct LateUpdate(Cell<Option<pvar::Counter>>);
+
+impl Drop for LateUpdate {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            c.add(1000);
+        }
+    }
+}
+
+#[test]
+fn updates_from_thread_local_destructors_are_kept() {
+    const THREADS: u64 = 16;
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let threads: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let c = c.clone();
+            std::thread::spawn(move || {
+                // Registered before the engine's exit guard, so (destructors
+                // run in reverse order) it usually runs after it.
+                LATE.with(|l| l.0.set(Some(c.clone())));
+                c.inc();
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(c.get(), THREADS * 1001);
+}
+
+#[test]
+fn registration_races_with_updates_and_reads() {
+    const REGISTRARS: usize = 4;
+    const PER_REGISTRAR: usize = 50;
+    let reg = Registry::new();
+    let hot = reg.counter("hot").register().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(REGISTRARS + 2));
+
+    let registrars: Vec<_> = (0..REGISTRARS)
+        .map(|t| {
+            let (reg, barrier) = (reg.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut mine = Vec::new();
+                for j in 0..PER_REGISTRAR {
+                    let name = format!("t{t}_v{j}");
+                    // Alternate classes: sharded, shared and watermark storage.
+                    let index = match j % 3 {
+                        0 => {
+                            let c = reg.counter(&name).register().unwrap();
+                            c.add(j as u64);
+                            c.index()
+                        }
+                        1 => reg.state(&name).register().unwrap().index(),
+                        _ => reg.high_watermark::<u64>(&name).register().unwrap().index(),
+                    };
+                    mine.push((name, index, j));
+                }
+                mine
+            })
+        })
+        .collect();
+
+    let updater = {
+        let (hot, done, barrier) = (hot.clone(), done.clone(), barrier.clone());
+        std::thread::spawn(move || {
+            barrier.wait();
+            let mut n = 0u64;
+            while !done.load(Ordering::Acquire) {
+                hot.inc();
+                n += 1;
+            }
+            n
+        })
+    };
+
+    let reader = {
+        let (reg, done, barrier) = (reg.clone(), done.clone(), barrier.clone());
+        std::thread::spawn(move || {
+            barrier.wait();
+            let mut last = 0;
+            while !done.load(Ordering::Acquire) {
+                let n = reg.num_pvars();
+                assert!(n >= last, "num_pvars went from {last} to {n}");
+                for i in 0..n {
+                    let info = reg
+                        .pvar_info(i)
+                        .expect("every index below num_pvars exists");
+                    assert!(!info.name.is_empty());
+                }
+                last = n;
+            }
+        })
+    };
+
+    let mut all = Vec::new();
+    for r in registrars {
+        all.extend(r.join().unwrap());
+    }
+    done.store(true, Ordering::Release);
+    let increments = updater.join().unwrap();
+    reader.join().unwrap();
+
+    let n = 1 + REGISTRARS * PER_REGISTRAR;
+    assert_eq!(reg.num_pvars(), n);
+    let indices: HashSet<usize> = all.iter().map(|(_, i, _)| *i).collect();
+    assert_eq!(indices.len(), n - 1, "no index handed out twice");
+    assert!(
+        indices.iter().all(|&i| (1..n).contains(&i)),
+        "indices are 0..N-1"
+    );
+    for (name, index, j) in &all {
+        let class = match j % 3 {
+            0 => PvarClass::Counter,
+            1 => PvarClass::State,
+            _ => PvarClass::HighWatermark,
+        };
+        assert_eq!(reg.pvar_index(name, class), Ok(*index), "{name}");
+        assert_eq!(&reg.pvar_info(*index).unwrap().name, name);
+        if class == PvarClass::Counter {
+            let c = reg.counter(name).register().unwrap();
+            assert_eq!(c.get(), *j as u64, "{name}");
+        }
+    }
+    assert_eq!(
+        hot.get(),
+        increments,
+        "updates during registration are exact"
+    );
+}
+
+#[test]
+fn counter_reads_never_go_backwards_while_writers_run() {
+    const WRITERS: usize = 3;
+    const N: u64 = 300_000;
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let a = reg.aggregate::<u64>("a").register().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(WRITERS + 1));
+
+    let reader = {
+        let (c, a, done, barrier) = (c.clone(), a.clone(), done.clone(), barrier.clone());
+        std::thread::spawn(move || {
+            barrier.wait();
+            let (mut last_c, mut last_a, mut reads) = (0, 0, 0u64);
+            loop {
+                // Read the flag first: once it is set, all writes are in.
+                let finished = done.load(Ordering::Acquire);
+                let (now_c, now_a) = (c.get(), a.get());
+                assert!(
+                    now_c >= last_c,
+                    "counter went back from {last_c} to {now_c}"
+                );
+                assert!(
+                    now_a >= last_a,
+                    "aggregate went back from {last_a} to {now_a}"
+                );
+                (last_c, last_a) = (now_c, now_a);
+                reads += 1;
+                if finished {
+                    return (last_c, last_a, reads);
+                }
+            }
+        })
+    };
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|_| {
+            let (c, a, barrier) = (c.clone(), a.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                for i in 0..N {
+                    c.inc();
+                    a.add(i % 7);
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    done.store(true, Ordering::Release);
+    let (final_c, final_a, reads) = reader.join().unwrap();
+    let per_writer_a: u64 = (0..N).map(|i| i % 7).sum();
+    assert_eq!(
+        final_c,
+        WRITERS as u64 * N,
+        "the last read sees every update"
+    );
+    assert_eq!(final_a, WRITERS as u64 * per_writer_a);
+    assert!(reads >= 1);
+}
+
+#[test]
+fn bound_instances_created_and_dropped_while_updating() {
+    const THREADS: u64 = 4;
+    const ROUNDS: u64 = 50;
+    let reg = Registry::new();
+    let b = reg
+        .counter("per_obj")
+        .bind(pvar::BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let barrier = Arc::new(Barrier::new(THREADS as usize));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (b, barrier) = (b.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                for r in 0..ROUNDS {
+                    let obj = t * 1000 + r;
+                    let inst = b.create_instance(obj, 2).unwrap();
+                    assert_eq!(inst.get_at(0) + inst.get_at(1), 0, "fresh instance");
+                    for _ in 0..100 {
+                        inst.inc_at(1);
+                    }
+                    assert_eq!(inst.get_at(1), 100, "object {obj}");
+                    b.drop_instance(obj).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(reg.instances(b.index()).unwrap(), Vec::<u64>::new());
+}
