@@ -1,0 +1,285 @@
+/*
+ * pvar.h — the component side of libpvar from C: register performance
+ * variables of every class (arrays, variables bound to objects, variables
+ * computed by callback) and control variables, define categories, and
+ * update the variables on hot paths.
+ *
+ * Everything is registered in the process-wide registry that the MPI_T
+ * interface (mpi_t.h) serves to tools. This header is self-contained: it
+ * needs neither mpi.h nor mpi_t.h (constant values are those of the MPI 5.0
+ * standard ABI, the same numbers mpi_t.h uses).
+ *
+ * Updates (pvar_inc, pvar_add, pvar_set, ...) are one call into the Rust
+ * engine's inlined fast path: for counters, a relaxed load and a relaxed
+ * store of the calling thread's own cell — no lock, no read-modify-write.
+ * They return void; on a NULL handle, an element out of range, or an update
+ * the class does not support (e.g. pvar_dec on a counter) they do nothing.
+ * They are thread-safe, and async-signal-safe once the thread has updated
+ * the variable or called pvar_prepare_thread().
+ *
+ * Component handles (pvar_var, pvar_bound, pvar_cvar, pvar_bound_cvar) are
+ * owned pointers like FILE *: free them once with their *_free function and
+ * do not use them afterwards. Freeing a handle never unregisters anything.
+ *
+ * Registration functions return 0 (MPI_SUCCESS) or an MPI_T error code
+ * (1006 = MPI_T_ERR_INVALID when a registration is refused); the reason is
+ * in pvar_last_error().
+ */
+#ifndef PVAR_H
+#define PVAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- constants (MPI 5.0 ABI values) --------------------------------- */
+
+/* Classes (= MPI_T_PVAR_CLASS_*). */
+#define PVAR_CLASS_STATE         1
+#define PVAR_CLASS_LEVEL         2
+#define PVAR_CLASS_SIZE          3
+#define PVAR_CLASS_PERCENTAGE    4
+#define PVAR_CLASS_HIGHWATERMARK 5
+#define PVAR_CLASS_LOWWATERMARK  6
+#define PVAR_CLASS_COUNTER       7
+#define PVAR_CLASS_AGGREGATE     8
+#define PVAR_CLASS_TIMER         9
+#define PVAR_CLASS_GENERIC       10
+
+/* Datatypes (= the handle values of MPI_INT, ... in the MPI 5.0 ABI).
+ * 0 in a pvar_info / pvar_cvar_info means "the class default". */
+#define PVAR_TYPE_DEFAULT            0
+#define PVAR_TYPE_COUNT              0x202 /* int64_t */
+#define PVAR_TYPE_INT                0x209 /* int */
+#define PVAR_TYPE_UNSIGNED           0x20d /* unsigned */
+#define PVAR_TYPE_UNSIGNED_LONG      0x20e /* unsigned long (64-bit) */
+#define PVAR_TYPE_UNSIGNED_LONG_LONG 0x20f /* unsigned long long */
+#define PVAR_TYPE_DOUBLE             0x214 /* double */
+#define PVAR_TYPE_CHAR               0x243 /* char (callback pvars, cvars) */
+
+/* Verbosity (= MPI_T_VERBOSITY_*); 0 means USER_BASIC. */
+#define PVAR_VERBOSITY_USER_BASIC    0x09
+#define PVAR_VERBOSITY_USER_DETAIL   0x0a
+#define PVAR_VERBOSITY_USER_ALL      0x0c
+#define PVAR_VERBOSITY_TUNER_BASIC   0x11
+#define PVAR_VERBOSITY_TUNER_DETAIL  0x12
+#define PVAR_VERBOSITY_TUNER_ALL     0x14
+#define PVAR_VERBOSITY_MPIDEV_BASIC  0x21
+#define PVAR_VERBOSITY_MPIDEV_DETAIL 0x22
+#define PVAR_VERBOSITY_MPIDEV_ALL    0x24
+
+/* Binding (= MPI_T_BIND_*); 0 means unbound (NO_OBJECT). */
+#define PVAR_BIND_NO_OBJECT      1
+#define PVAR_BIND_MPI_COMM       2
+#define PVAR_BIND_MPI_DATATYPE   3
+#define PVAR_BIND_MPI_ERRHANDLER 4
+#define PVAR_BIND_MPI_FILE       5
+#define PVAR_BIND_MPI_GROUP      6
+#define PVAR_BIND_MPI_OP         7
+#define PVAR_BIND_MPI_REQUEST    8
+#define PVAR_BIND_MPI_WIN        9
+#define PVAR_BIND_MPI_MESSAGE    10
+#define PVAR_BIND_MPI_INFO       11
+#define PVAR_BIND_MPI_SESSION    12
+
+/* Control variable scopes (= MPI_T_SCOPE_*); 0 means LOCAL. */
+#define PVAR_SCOPE_CONSTANT 1
+#define PVAR_SCOPE_READONLY 2
+#define PVAR_SCOPE_LOCAL    3
+#define PVAR_SCOPE_GROUP    4
+#define PVAR_SCOPE_GROUP_EQ 5
+#define PVAR_SCOPE_ALL      6
+#define PVAR_SCOPE_ALL_EQ   7
+
+/* Object handle values of the MPI 5.0 ABI, for bound instances: a tool
+ * that passes &comm with comm == MPI_COMM_WORLD reaches the instance
+ * created for PVAR_OBJECT_COMM_WORLD. */
+#define PVAR_OBJECT_COMM_NULL  UINT64_C(0x100)
+#define PVAR_OBJECT_COMM_WORLD UINT64_C(0x101)
+#define PVAR_OBJECT_COMM_SELF  UINT64_C(0x102)
+
+/* Tri-state flags of pvar_info (readonly, continuous, atomic). */
+#define PVAR_DEFAULT 0 /* what the engine chooses for the class */
+#define PVAR_YES     1
+#define PVAR_NO      2
+
+/* pvar_info.count: 0 means 1 element; PVAR_COUNT_PER_OBJECT means each
+ * bound instance has its own count (given to pvar_bound_create). */
+#define PVAR_COUNT_PER_OBJECT (-1L)
+
+/* Events a notify callback hears. */
+#define PVAR_NOTIFY_BIND  0
+#define PVAR_NOTIFY_START 1
+#define PVAR_NOTIFY_STOP  2
+#define PVAR_NOTIFY_FREE  3
+
+/* ---- opaque handles ------------------------------------------------- */
+
+typedef struct pvar_var_s *pvar_var;               /* updatable variable or instance */
+typedef struct pvar_bound_s *pvar_bound;           /* variable bound to objects */
+typedef struct pvar_cvar_s *pvar_cvar;             /* control variable value */
+typedef struct pvar_bound_cvar_s *pvar_bound_cvar; /* control variable bound to objects */
+
+/* ---- descriptions --------------------------------------------------- */
+
+typedef struct pvar_enum_item {
+    const char *name;
+    int value;
+} pvar_enum_item;
+
+/* Zero-initialise and fill in: `pvar_info i = {0}; i.name = ...`. */
+typedef struct pvar_info {
+    const char *name;        /* required; unique together with the class */
+    const char *description; /* NULL: none */
+    int var_class;           /* PVAR_CLASS_* */
+    int datatype;            /* PVAR_TYPE_*; 0: class default (double for
+                                TIMER/PERCENTAGE, int for STATE, else
+                                unsigned long long) */
+    int verbosity;           /* PVAR_VERBOSITY_*; 0: USER_BASIC */
+    int bind;                /* PVAR_BIND_*; 0: unbound */
+    long count;              /* elements; 0: 1; PVAR_COUNT_PER_OBJECT */
+    const char *category;    /* NULL: none; may be defined later */
+    int readonly;            /* PVAR_DEFAULT / PVAR_YES / PVAR_NO */
+    int continuous;          /* PVAR_DEFAULT / PVAR_YES / PVAR_NO */
+    int atomic;              /* PVAR_DEFAULT / PVAR_YES / PVAR_NO */
+    const char *enum_name;   /* STATE (MPI_INT) only; NULL: no enumeration */
+    const pvar_enum_item *enum_items;
+    int enum_len;
+} pvar_info;
+
+typedef struct pvar_cvar_info {
+    const char *name;        /* required, unique among control variables */
+    const char *description; /* NULL: none */
+    int datatype;            /* PVAR_TYPE_*; 0: int */
+    int verbosity;           /* 0: USER_BASIC */
+    int scope;               /* PVAR_SCOPE_*; 0: LOCAL */
+    int bind;                /* 0: unbound */
+    const char *category;    /* NULL: none */
+    const char *env;         /* comma-separated environment variables that
+                                override the default, ascending priority */
+    int64_t default_int;     /* default for INT and COUNT */
+    uint64_t default_unsigned; /* default for the unsigned types */
+    double default_double;   /* default for DOUBLE */
+    const char *default_string; /* default for CHAR (NULL: "") */
+    size_t capacity;         /* CHAR: bytes including the NUL; 0: 256 */
+    const char *enum_name;   /* INT only */
+    const pvar_enum_item *enum_items;
+    int enum_len;
+} pvar_cvar_info;
+
+/* ---- registration --------------------------------------------------- */
+
+/* The reason the last failing pvar_* call on this thread failed, or NULL. */
+const char *pvar_last_error(void);
+
+/* An unbound variable of info->var_class. Registering the same name and
+ * class again with identical metadata returns the same variable. */
+int pvar_register(const pvar_info *info, pvar_var *var);
+
+/* A variable bound to objects of info->bind; create one instance per
+ * object. `object` is the object's handle value as tools hold it (e.g.
+ * (uint64_t)(uintptr_t)comm); `count` 0 means the registered count. */
+int pvar_register_bound(const pvar_info *info, pvar_bound *bound);
+int pvar_bound_create(pvar_bound bound, uint64_t object, size_t count, pvar_var *var);
+int pvar_bound_drop(pvar_bound bound, uint64_t object);
+int pvar_bound_index(pvar_bound bound);
+void pvar_bound_free(pvar_bound bound);
+
+/* A variable whose values the component computes. Values cross as the
+ * 64-bit pattern of the datatype: unsigned as is, int/count two's
+ * complement, double via memcpy (see pvar_bits_from_double). `bound` is 1
+ * with the object's handle value in `object` for bound variables, else 0.
+ * The callbacks may be called from any thread (and, for read, from a tool's
+ * signal handler): they must be thread-safe. write and notify may be NULL.
+ * For PVAR_NOTIFY_BIND, notify returns the element count for the object
+ * (-1: the registered count). */
+typedef uint64_t (*pvar_read_fn)(void *context, uint64_t object, int bound, size_t element);
+typedef void (*pvar_write_fn)(void *context, uint64_t object, int bound, size_t element,
+                              uint64_t value);
+typedef long (*pvar_notify_fn)(void *context, int event, uint64_t object, int bound);
+int pvar_register_callback(const pvar_info *info, pvar_read_fn read, pvar_write_fn write,
+                           pvar_notify_fn notify, void *context, int *index);
+
+static inline uint64_t pvar_bits_from_double(double d) {
+    union { double d; uint64_t u; } x;
+    x.d = d;
+    return x.u;
+}
+
+int pvar_var_index(pvar_var var);  /* the MPI_T pvar index; -1 for NULL */
+size_t pvar_var_count(pvar_var var);
+void pvar_var_free(pvar_var var);
+/* Component unloaded: tools' accesses fail with MPI_T_ERR_INVALID_INDEX
+ * until the variable is registered again. */
+int pvar_deactivate(int index);
+/* Allocate this thread's cells now, so later updates (also from a signal
+ * handler) never allocate. */
+void pvar_prepare_thread(void);
+
+/* ---- updates (element 0, and element i of arrays) -------------------- */
+
+void pvar_inc(pvar_var v);                      /* COUNTER, AGGREGATE, LEVEL */
+void pvar_inc_at(pvar_var v, size_t i);
+void pvar_dec(pvar_var v);                      /* LEVEL */
+void pvar_dec_at(pvar_var v, size_t i);
+void pvar_add(pvar_var v, uint64_t n);          /* COUNTER, AGGREGATE */
+void pvar_add_at(pvar_var v, size_t i, uint64_t n);
+void pvar_add_double(pvar_var v, double x);     /* AGGREGATE */
+void pvar_add_double_at(pvar_var v, size_t i, double x);
+void pvar_set(pvar_var v, uint64_t n);          /* LEVEL, SIZE, STATE, GENERIC */
+void pvar_set_at(pvar_var v, size_t i, uint64_t n);
+void pvar_set_int(pvar_var v, int64_t n);       /* STATE, GENERIC (signed) */
+void pvar_set_int_at(pvar_var v, size_t i, int64_t n);
+void pvar_set_double(pvar_var v, double x);     /* PERCENTAGE, double LEVEL/SIZE/GENERIC */
+void pvar_set_double_at(pvar_var v, size_t i, double x);
+void pvar_watermark_init(pvar_var v, double level); /* every element's level */
+void pvar_watermark_update(pvar_var v, uint64_t level);
+void pvar_watermark_update_at(pvar_var v, size_t i, uint64_t level);
+void pvar_watermark_update_double(pvar_var v, double level);
+void pvar_watermark_update_double_at(pvar_var v, size_t i, double level);
+void pvar_timer_start(pvar_var v);              /* TIMER, per thread */
+void pvar_timer_start_at(pvar_var v, size_t i);
+void pvar_timer_stop(pvar_var v);
+void pvar_timer_stop_at(pvar_var v, size_t i);
+void pvar_timer_add_ns(pvar_var v, uint64_t ns);
+void pvar_timer_add_ns_at(pvar_var v, size_t i, uint64_t ns);
+
+/* The component's own view (totals over threads; TIMER: ns / seconds). */
+uint64_t pvar_get_at(pvar_var v, size_t i);
+double pvar_get_double_at(pvar_var v, size_t i);
+
+/* ---- categories ----------------------------------------------------- */
+
+int pvar_category_define(const char *name, const char *description, int *index);
+int pvar_category_add_subcategory(const char *parent, const char *child);
+
+/* ---- control variables ---------------------------------------------- */
+
+int pvar_cvar_register(const pvar_cvar_info *info, pvar_cvar *cvar);
+int pvar_cvar_register_bound(const pvar_cvar_info *info, pvar_bound_cvar *bound);
+int pvar_bound_cvar_create(pvar_bound_cvar bound, uint64_t object, pvar_cvar *cvar);
+void pvar_bound_cvar_free(pvar_bound_cvar bound);
+void pvar_cvar_free(pvar_cvar cvar);
+int pvar_cvar_index(pvar_cvar cvar);
+
+/* Reads: one relaxed atomic load (strings: lock- and allocation-free). */
+int64_t pvar_cvar_get_int(pvar_cvar cvar);
+uint64_t pvar_cvar_get_unsigned(pvar_cvar cvar);
+double pvar_cvar_get_double(pvar_cvar cvar);
+int pvar_cvar_get_string(pvar_cvar cvar, char *buf, int *len); /* MPI_T string rules */
+
+/* Component-side writes (no scope or freeze check). */
+int pvar_cvar_set_int(pvar_cvar cvar, int64_t v);
+int pvar_cvar_set_double(pvar_cvar cvar, double v);
+int pvar_cvar_set_string(pvar_cvar cvar, const char *s);
+/* While frozen, tool writes fail with MPI_T_ERR_CVAR_SET_NOT_NOW. */
+void pvar_cvar_freeze(pvar_cvar cvar, int frozen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PVAR_H */
