@@ -146,29 +146,19 @@ impl CellSpace {
     }
 
     /// The fast path of [`CellSpace::update`], for the space whose id is
-    /// `id`, reading no field of the space: it compares `id` with the
-    /// thread's record cache (one thread-local load), loads the cached
-    /// record pointer (one thread-local load) and the chunk pointer, then
-    /// does the relaxed load and relaxed store of the cell, and returns
-    /// `true`. Returns `false`, having done nothing, when the cache holds
-    /// another space or the thread has no chunk for the slot yet: the caller
-    /// then calls [`CellSpace::update_slow`] (out of line, `#[cold]`).
-    ///
-    /// Async-signal-safe: two thread-local loads and three memory accesses.
+    /// `id`, reading no field of the space: finds the cell with
+    /// [`CellSpace::cached_cell`], does the relaxed load and relaxed store,
+    /// and returns `true`. Returns `false`, having done nothing, when the
+    /// cache holds another space or the thread has no chunk for the slot
+    /// yet: the caller then calls [`CellSpace::update_slow`] (out of line,
+    /// `#[cold]`). Async-signal-safe.
     ///
     /// # Safety
-    /// `id` must be the id of a live `CellSpace` that allocated `slot`. (An
-    /// id of a dropped space could match a stale cache entry.)
+    /// `id` must be the id of a live `CellSpace` that allocated `slot`.
     #[inline(always)]
     pub(crate) unsafe fn update_cached(id: u64, slot: Slot, f: impl Fn(u64) -> u64) -> bool {
-        let Some(rec) = tls::cached_record(id) else {
-            return false;
-        };
-        // SAFETY: the cache holds a record pointer only together with the id
-        // of the space that owns it; ids are never reused, and the space
-        // with id `id` is alive (caller contract), so the record is alive.
-        let rec = unsafe { &*rec };
-        match rec.cell(slot.chunk, slot.offset as usize) {
+        // SAFETY: forwarded caller contract; the reference dies here.
+        match unsafe { Self::cached_cell(id, slot) } {
             Some(cell) => {
                 // Single writer: this thread owns the record.
                 cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
@@ -176,6 +166,28 @@ impl CellSpace {
             }
             None => false,
         }
+    }
+
+    /// The calling thread's cell at `slot` in the space whose id is `id`,
+    /// if the thread's record cache holds that space and the thread has the
+    /// slot's chunk: one thread-local load and a compare (the cache key), one
+    /// thread-local load (the record pointer), one load (the chunk pointer)
+    /// and a null test. Reads no field of the space. Async-signal-safe.
+    ///
+    /// # Safety
+    /// `id` must be the id of a live `CellSpace` that allocated `slot`, and
+    /// the caller must not use the reference after that space is dropped
+    /// (`'a` is unbounded: tie it to a borrow that keeps the space alive).
+    /// (An id of a dropped space could match a stale cache entry.)
+    #[inline(always)]
+    pub(crate) unsafe fn cached_cell<'a>(id: u64, slot: Slot) -> Option<&'a AtomicU64> {
+        let rec = tls::cached_record(id)?;
+        // SAFETY: the cache holds a record pointer only together with the id
+        // of the space that owns it; ids are never reused, and the space
+        // with id `id` is alive for `'a` (caller contract), so the record,
+        // which lives as long as its space, is alive too.
+        let rec: &'a ThreadRecord = unsafe { &*rec };
+        rec.cell(slot.chunk, slot.offset as usize)
     }
 
     /// The slow path of [`CellSpace::update`]: creates this thread's id,

@@ -26,6 +26,8 @@ pub(crate) struct Sharded {
     /// `cells.id()`, cached for [`CellSpace::update_cached`].
     space_id: u64,
     slot: Slot,
+    /// `storage.repr`, cached so that `f64` classes need no pointer chase.
+    repr: Repr,
     count: usize,
     storage: Arc<Storage>,
     registry: Registry,
@@ -50,6 +52,7 @@ impl Sharded {
             cells: NonNull::from(&storage.hot.cells),
             space_id: storage.hot.cells.id(),
             slot: *slot,
+            repr: storage.repr,
             count: storage.count,
             registry: registry.clone(),
             index,
@@ -273,9 +276,8 @@ impl<T: Magnitude> Aggregate<T> {
     /// Adds `x` to element `i`. Panics if `i >= count`.
     #[inline(always)]
     pub fn add_at(&self, i: usize, x: T) {
-        let repr = self.core.storage.repr;
         let bits = x.to_bits();
-        if repr == Repr::Float {
+        if self.core.repr == Repr::Float {
             self.core
                 .update(i, |v| (f64::from_bits(v) + f64::from_bits(bits)).to_bits());
         } else {
@@ -366,15 +368,40 @@ impl Timer {
         if ENABLED {
             self.core.check(i);
             let now = self.clock.ticks();
-            let cells = self.core.cells();
-            let started = cells.load_local(self.starts.at(i));
-            if started != 0 {
-                self.core.update_slot(self.starts.at(i), |_| 0);
-                let elapsed = now.saturating_sub(started - 1);
-                self.core
-                    .update_slot(self.core.slot.at(i), |v| v.wrapping_add(elapsed));
+            let starts = self.starts.at(i);
+            // SAFETY: `space_id` is the id of the space behind `cells`, which
+            // `self.core.storage` keeps alive while `start` is used (this
+            // call), and that space allocated `starts`.
+            match unsafe { CellSpace::cached_cell(self.core.space_id, starts) } {
+                Some(start) => {
+                    // Single writer: the start cell is this thread's.
+                    let started = start.load(Ordering::Relaxed);
+                    if started != 0 {
+                        start.store(0, Ordering::Relaxed);
+                        self.add_elapsed_since(i, now, started);
+                    }
+                }
+                None => self.stop_cold(i, now),
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn stop_cold(&self, i: usize, now: u64) {
+        let started = self.core.cells().load_local(self.starts.at(i));
+        if started != 0 {
+            self.core.update_slot(self.starts.at(i), |_| 0);
+            self.add_elapsed_since(i, now, started);
+        }
+    }
+
+    /// Adds `now - (started - 1)` ticks (`started` is a start cell's tick + 1).
+    #[inline(always)]
+    fn add_elapsed_since(&self, i: usize, now: u64, started: u64) {
+        let elapsed = now.saturating_sub(started - 1);
+        self.core
+            .update_slot(self.core.slot.at(i), |v| v.wrapping_add(elapsed));
     }
 
     /// Times element 0 until the guard is dropped.
@@ -486,8 +513,9 @@ impl<T: Magnitude> FromStorage for Level<T> {
 }
 
 impl<T: Magnitude> Level<T> {
+    #[inline(always)]
     fn delta(&self, i: usize, amount: f64, int: u64) {
-        if self.core.storage.repr == Repr::Float {
+        if self.core.repr == Repr::Float {
             self.core
                 .update(i, |v| (f64::from_bits(v) + amount).to_bits());
         } else {
@@ -528,7 +556,7 @@ impl<T: Magnitude> Level<T> {
     pub fn set_at(&self, i: usize, x: T) {
         let cur = self.core.merged(i);
         let bits = x.to_bits();
-        if self.core.storage.repr == Repr::Float {
+        if self.core.repr == Repr::Float {
             let d = f64::from_bits(bits) - f64::from_bits(cur);
             self.core.update(i, |v| (f64::from_bits(v) + d).to_bits());
         } else {
