@@ -21,3 +21,6 @@ cargo test --features compile-out --test compile_out
 
 stage "benches compile"
 cargo bench --no-run
+
+stage "C interface"
+./scripts/c-tests.sh
