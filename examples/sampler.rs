@@ -185,7 +185,7 @@ mod imp {
                                 }
                             }
                             _ => {
-                                if n % 64 == 0 {
+                                if n.is_multiple_of(64) {
                                     depth += 1;
                                 }
                                 msgs.inc();
