@@ -95,10 +95,10 @@ fn measure_overhead(cfg: Config, round: Duration, rounds: usize) -> Res<(f64, f6
             let during = || std::thread::sleep(round);
             if on {
                 let st = workload::run::<true>(cfg, &v, &stop, during);
-                instr = instr.min(st.ns_per_msg());
+                instr = instr.min(st.cpu_ns_per_msg());
             } else {
                 let st = workload::run::<false>(cfg, &v, &stop, during);
-                base = base.min(st.ns_per_msg());
+                base = base.min(st.cpu_ns_per_msg());
             }
         }
     }
@@ -134,6 +134,7 @@ pub fn run(args: Args) -> Res<()> {
         threads,
         message_size: message_size as usize,
         burst: if eager { window as usize } else { 1 },
+        queue_cap: Config::queue_cap(message_size),
     };
     v.msg_size.set(message_size);
 
@@ -196,8 +197,8 @@ pub fn run(args: Args) -> Res<()> {
     if mode == Mode::Terminal {
         eprint!("measuring the overhead of instrumentation ...\r");
     }
-    let round = Duration::from_secs_f64((duration / 8.0).clamp(0.15, 0.5));
-    let rounds = 2;
+    let round = Duration::from_secs_f64((duration / 12.0).clamp(0.1, 0.3));
+    let rounds = 3;
     let (base, instr) = measure_overhead(cfg, round, rounds)?;
     if mode == Mode::Terminal {
         eprint!("\x1b[2K");
@@ -214,6 +215,7 @@ pub fn run(args: Args) -> Res<()> {
             eager_window: window,
             protocol: if eager { "eager" } else { "rendezvous" },
             messages_per_burst: cfg.burst,
+            queue_capacity: cfg.queue_cap,
         },
         cvars: vec![
             cvar_out(reg, vars::MESSAGE_SIZE.name(), message_size),
@@ -227,7 +229,8 @@ pub fn run(args: Args) -> Res<()> {
             baseline_ns_per_msg: base,
             instrumented_ns_per_msg: instr,
             ratio: instr / base,
-            main_run_ns_per_msg: stats.ns_per_msg(),
+            main_run_ns_per_msg: stats.cpu_ns_per_msg(),
+            main_run_wall_ns_per_msg: stats.ns_per_msg(),
             rounds,
             seconds_per_round: round.as_secs_f64(),
         },

@@ -1,10 +1,329 @@
-//! `pvar list` (being written).
+//! `pvar list`: every variable of the process-wide registry, as a tool
+//! discovers them through MPI_T — performance variables, control variables
+//! (with their current values), the category tree and the enumerations —
+//! after the engine's own variables (registered by `MPI_T_init_thread`)
+//! and the demo's (the same registration `pvar demo` uses).
+
+use serde::Serialize;
+
+use pvar::{CvarValue, ElementCount, Registry};
+
+use crate::demo::vars;
 
 /// Options of `pvar list`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Print one JSON document instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Listing {
+    pvars: Vec<PvarOut>,
+    cvars: Vec<CvarOut>,
+    categories: Vec<CategoryOut>,
+    enumerations: Vec<EnumOut>,
+}
+
+#[derive(Serialize)]
+struct PvarOut {
+    index: usize,
+    name: String,
+    class: &'static str,
+    datatype: &'static str,
+    /// A number, or "per object" for bound variables whose count depends
+    /// on the object.
+    count: String,
+    verbosity: &'static str,
+    bind: &'static str,
+    readonly: bool,
+    continuous: bool,
+    atomic: bool,
+    active: bool,
+    category: Option<String>,
+    enumeration: Option<String>,
+    description: String,
+}
+
+#[derive(Serialize)]
+struct CvarOut {
+    index: usize,
+    name: String,
+    datatype: &'static str,
+    verbosity: &'static str,
+    scope: &'static str,
+    bind: &'static str,
+    category: Option<String>,
+    enumeration: Option<String>,
+    /// The current value (unbound variables only).
+    value: Option<String>,
+    env: Vec<String>,
+    /// The environment variable the value came from, if any.
+    from_env: Option<String>,
+    description: String,
+}
+
+#[derive(Serialize)]
+struct CategoryOut {
+    index: usize,
+    name: String,
+    description: String,
+    /// Index of the category containing this one, if any.
+    parent: Option<usize>,
+    subcategories: Vec<usize>,
+    pvars: Vec<String>,
+    cvars: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct EnumOut {
+    index: usize,
+    name: String,
+    items: Vec<(String, i32)>,
+}
+
+fn short(c_name: &'static str, prefix: &str) -> &'static str {
+    c_name.strip_prefix(prefix).unwrap_or(c_name)
+}
+
+fn cvar_value(reg: &Registry, index: usize) -> Option<String> {
+    let (h, _) = reg.cvar_handle_alloc(index, None).ok()?;
+    let v = reg.cvar_read_value(h).ok();
+    let _ = reg.cvar_handle_free(h);
+    Some(match v? {
+        CvarValue::Signed(x) => x.to_string(),
+        CvarValue::Unsigned(x) => x.to_string(),
+        CvarValue::Double(x) => x.to_string(),
+        CvarValue::Text(s) => format!("{s:?}"),
+        #[allow(unreachable_patterns)]
+        _ => "?".to_string(),
+    })
+}
+
+fn collect(reg: &Registry) -> Listing {
+    let pvars: Vec<PvarOut> = (0..reg.num_pvars())
+        .filter_map(|i| {
+            let p = reg.pvar_info(i).ok()?;
+            if let Some(e) = &p.enumeration {
+                reg.enum_index(e);
+            }
+            Some(PvarOut {
+                index: i,
+                name: p.name.clone(),
+                class: short(p.class.c_name(), "MPI_T_PVAR_CLASS_"),
+                datatype: p.datatype.c_name(),
+                count: match p.count {
+                    ElementCount::Fixed(n) => n.to_string(),
+                    ElementCount::PerObject => "per object".to_string(),
+                },
+                verbosity: short(p.verbosity.c_name(), "MPI_T_VERBOSITY_"),
+                bind: short(p.bind.c_name(), "MPI_T_BIND_"),
+                readonly: p.readonly,
+                continuous: p.continuous,
+                atomic: p.atomic,
+                active: reg.pvar_is_active(i).unwrap_or(false),
+                category: p.category.clone(),
+                enumeration: p.enumeration.as_ref().map(|e| e.name().to_string()),
+                description: p.description.clone(),
+            })
+        })
+        .collect();
+    let cvars: Vec<CvarOut> = (0..reg.num_cvars())
+        .filter_map(|i| {
+            let c = reg.cvar_info(i).ok()?;
+            if let Some(e) = &c.enumeration {
+                reg.enum_index(e);
+            }
+            Some(CvarOut {
+                index: i,
+                name: c.name.clone(),
+                datatype: c.datatype.c_name(),
+                verbosity: short(c.verbosity.c_name(), "MPI_T_VERBOSITY_"),
+                scope: short(c.scope.c_name(), "MPI_T_SCOPE_"),
+                bind: short(c.bind.c_name(), "MPI_T_BIND_"),
+                category: c.category.clone(),
+                enumeration: c.enumeration.as_ref().map(|e| e.name().to_string()),
+                value: cvar_value(reg, i),
+                env: c.env.clone(),
+                from_env: reg.cvar_env_source(i).ok().flatten().map(str::to_string),
+                description: c.description.clone(),
+            })
+        })
+        .collect();
+    let cats = reg.categories();
+    let mut categories: Vec<CategoryOut> = (0..cats.len())
+        .filter_map(|i| {
+            let info = cats.info(i).ok()?;
+            Some(CategoryOut {
+                index: i,
+                name: info.name.to_string(),
+                description: info.description.to_string(),
+                parent: None,
+                subcategories: cats.subcategories(i).unwrap_or_default(),
+                pvars: cats
+                    .pvars(i)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|p| reg.pvar_info(p).ok().map(|x| x.name.clone()))
+                    .collect(),
+                cvars: cats
+                    .cvars(i)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|c| reg.cvar_info(c).ok().map(|x| x.name.clone()))
+                    .collect(),
+            })
+        })
+        .collect();
+    let edges: Vec<(usize, usize)> = categories
+        .iter()
+        .flat_map(|c| c.subcategories.iter().map(move |s| (c.index, *s)))
+        .collect();
+    for (parent, child) in edges {
+        if let Some(c) = categories.iter_mut().find(|c| c.index == child) {
+            c.parent.get_or_insert(parent);
+        }
+    }
+    let enumerations = (0..reg.num_enumerations())
+        .filter_map(|i| {
+            let e = reg.enumeration(i).ok()?;
+            Some(EnumOut {
+                index: i,
+                name: e.name().to_string(),
+                items: e
+                    .items()
+                    .iter()
+                    .map(|it| (it.name.clone(), it.value))
+                    .collect(),
+            })
+        })
+        .collect();
+    Listing {
+        pvars,
+        cvars,
+        categories,
+        enumerations,
+    }
+}
+
+fn flags(p: &PvarOut) -> String {
+    let mut f = String::new();
+    f.push(if p.readonly { 'r' } else { 'w' });
+    f.push(if p.continuous { 'c' } else { '-' });
+    f.push(if p.atomic { 'a' } else { '-' });
+    if !p.active {
+        f.push_str(" inactive");
+    }
+    f
+}
+
+fn print_tree(l: &Listing, index: usize, depth: usize, seen: &mut Vec<usize>) {
+    if seen.contains(&index) {
+        return;
+    }
+    seen.push(index);
+    let Some(c) = l.categories.iter().find(|c| c.index == index) else {
+        return;
+    };
+    let pad = "  ".repeat(depth + 1);
+    println!("{pad}{} — {}", c.name, c.description);
+    if !c.pvars.is_empty() {
+        println!("{pad}    pvars: {}", c.pvars.join(", "));
+    }
+    if !c.cvars.is_empty() {
+        println!("{pad}    cvars: {}", c.cvars.join(", "));
+    }
+    for s in &c.subcategories {
+        print_tree(l, *s, depth + 1, seen);
+    }
+}
+
+fn print_text(l: &Listing) {
+    println!("performance variables ({})", l.pvars.len());
+    println!(
+        "  {:>3} {:<28} {:<14} {:<23} {:<10} {:<10} {:<5} {:<13} {}",
+        "idx", "name", "class", "datatype", "count", "bind", "flags", "verbosity", "category"
+    );
+    for p in &l.pvars {
+        println!(
+            "  {:>3} {:<28} {:<14} {:<23} {:<10} {:<10} {:<5} {:<13} {}",
+            p.index,
+            p.name,
+            p.class,
+            p.datatype,
+            p.count,
+            p.bind,
+            flags(p),
+            p.verbosity,
+            p.category.as_deref().unwrap_or("-")
+        );
+        let mut d = p.description.clone();
+        if let Some(e) = &p.enumeration {
+            d.push_str(&format!(" [enumeration {e}]"));
+        }
+        if !d.is_empty() {
+            println!("      {d}");
+        }
+    }
+    println!("  flags: r/w read-only or writable, c continuous, a atomic (readreset)");
+    println!();
+    println!("control variables ({})", l.cvars.len());
+    println!(
+        "  {:>3} {:<28} {:<23} {:<10} {:<13} {:<10} {:<12} {}",
+        "idx", "name", "datatype", "scope", "verbosity", "bind", "value", "category"
+    );
+    for c in &l.cvars {
+        println!(
+            "  {:>3} {:<28} {:<23} {:<10} {:<13} {:<10} {:<12} {}",
+            c.index,
+            c.name,
+            c.datatype,
+            c.scope,
+            c.verbosity,
+            c.bind,
+            c.value.as_deref().unwrap_or("(per object)"),
+            c.category.as_deref().unwrap_or("-")
+        );
+        let mut d = c.description.clone();
+        if !c.env.is_empty() {
+            d.push_str(&format!(" [env: {}]", c.env.join(", ")));
+        }
+        if let Some(e) = &c.from_env {
+            d.push_str(&format!(" [value from {e}]"));
+        }
+        if let Some(e) = &c.enumeration {
+            d.push_str(&format!(" [enumeration {e}]"));
+        }
+        if !d.is_empty() {
+            println!("      {d}");
+        }
+    }
+    println!();
+    println!("categories ({})", l.categories.len());
+    let mut seen = Vec::new();
+    for c in l.categories.iter().filter(|c| c.parent.is_none()) {
+        print_tree(l, c.index, 0, &mut seen);
+    }
+    println!();
+    println!("enumerations ({})", l.enumerations.len());
+    for e in &l.enumerations {
+        let items: Vec<String> = e.items.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        println!("  {:>3} {:<24} {}", e.index, e.name, items.join(", "));
+    }
+}
 
 /// Runs `pvar list`.
-pub fn run(_args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    Err("not yet implemented".into())
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (_provided, guard) = pvar::mpit::init_thread(pvar::mpit::THREAD_MULTIPLE)?;
+    let reg = guard.registry();
+    let _demo = vars::register(reg, vars::LIST_THREADS)?;
+    let listing = collect(reg);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&listing)?);
+    } else {
+        print_text(&listing);
+    }
+    guard.finalize()?;
+    Ok(())
 }

@@ -38,6 +38,8 @@ pub struct RunConfig {
     pub eager_window: u64,
     pub protocol: &'static str,
     pub messages_per_burst: usize,
+    /// Flow control: most messages an inbox holds before senders back off.
+    pub queue_capacity: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -125,14 +127,17 @@ pub struct TimelineRow {
 
 #[derive(Debug, Serialize)]
 pub struct Overhead {
-    /// Best wall-clock ns per message of the hot loop without pvar calls.
+    /// Best worker CPU ns per message of the hot loop without pvar calls.
     pub baseline_ns_per_msg: f64,
     /// Same loop with every pvar update (no tool attached).
     pub instrumented_ns_per_msg: f64,
     /// instrumented / baseline.
     pub ratio: f64,
-    /// The main run (live tool and sampler attached).
+    /// Worker CPU ns per message in the main run (live tool and sampler
+    /// attached).
     pub main_run_ns_per_msg: f64,
+    /// Wall-clock ns per message in the main run, all workers together.
+    pub main_run_wall_ns_per_msg: f64,
     pub rounds: usize,
     pub seconds_per_round: f64,
 }
@@ -186,7 +191,13 @@ pub fn build(i: Inputs<'_>) -> Report {
         state_final: s
             .ints(V::State)
             .into_iter()
-            .map(|x| STATE_NAMES.get(x as usize).copied().unwrap_or("?").to_string())
+            .map(|x| {
+                STATE_NAMES
+                    .get(x as usize)
+                    .copied()
+                    .unwrap_or("?")
+                    .to_string()
+            })
             .collect(),
         busy_final: s.fs(V::Busy),
     };
@@ -252,14 +263,21 @@ pub fn build(i: Inputs<'_>) -> Report {
                 && t.messages_received == t.workers_counted_received,
             detail: format!(
                 "sent {} = {}, received {} = {}",
-                t.messages_sent, t.workers_counted_sent, t.messages_received, t.workers_counted_received
+                t.messages_sent,
+                t.workers_counted_sent,
+                t.messages_received,
+                t.workers_counted_received
             ),
         },
     ];
     checks.push(Check {
         name: "the sampler's reads succeeded",
         ok: i.samples.failed == 0,
-        detail: format!("{} failed of {}", i.samples.failed, i.samples.taken + i.samples.failed),
+        detail: format!(
+            "{} failed of {}",
+            i.samples.failed,
+            i.samples.taken + i.samples.failed
+        ),
     });
     let ok = checks.iter().all(|c| c.ok);
     Report {
@@ -288,7 +306,11 @@ fn timeline(samples: &[Sample], rows: usize) -> Vec<TimelineRow> {
     let mut base: Option<Sample> = None;
     let mut k = 0;
     for r in 0..rows {
-        let hi = if r + 1 == rows { f64::INFINITY } else { step * (r + 1) as f64 };
+        let hi = if r + 1 == rows {
+            f64::INFINITY
+        } else {
+            step * (r + 1) as f64
+        };
         let start = k;
         while k < samples.len() && samples[k].t < hi {
             k += 1;
@@ -306,7 +328,10 @@ fn timeline(samples: &[Sample], rows: usize) -> Vec<TimelineRow> {
         };
         let len = b.len() as f64;
         let mut states = BTreeMap::new();
-        let workers: f64 = b.iter().map(|s| s.states.iter().map(|&c| c as f64).sum::<f64>()).sum();
+        let workers: f64 = b
+            .iter()
+            .map(|s| s.states.iter().map(|&c| c as f64).sum::<f64>())
+            .sum();
         for (v, name) in STATE_NAMES.iter().enumerate() {
             let c: f64 = b.iter().map(|s| s.states[v] as f64).sum();
             if c > 0.0 {
@@ -315,7 +340,11 @@ fn timeline(samples: &[Sample], rows: usize) -> Vec<TimelineRow> {
         }
         out.push(TimelineRow {
             t_start: step * r as f64,
-            t_end: if r + 1 == rows { t_end } else { step * (r + 1) as f64 },
+            t_end: if r + 1 == rows {
+                t_end
+            } else {
+                step * (r + 1) as f64
+            },
             samples: b.len(),
             messages_per_s: if mps.is_finite() { mps } else { 0.0 },
             depth_mean: b.iter().map(|s| s.depth as f64).sum::<f64>() / len,
@@ -342,7 +371,10 @@ pub fn print_text(r: &Report) {
     let c = &r.config;
     let t = &r.totals;
     let proto = if c.protocol == "eager" {
-        format!("eager (limit {} B, bursts of {})", c.eager_limit, c.eager_window)
+        format!(
+            "eager (limit {} B, bursts of {})",
+            c.eager_limit, c.eager_window
+        )
     } else {
         format!("rendezvous (above the {} B eager limit)", c.eager_limit)
     };
@@ -353,10 +385,14 @@ pub fn print_text(r: &Report) {
     );
     println!(
         "  cvars      {}",
-        vec_str(&r.cvars, |v| match &v.from_env {
-            Some(e) => format!("{} = {} (from {e})", v.name, v.value),
-            None => format!("{} = {}", v.name, v.value),
-        })
+        r.cvars
+            .iter()
+            .map(|v| match &v.from_env {
+                Some(e) => format!("{} = {} (from {e})", v.name, v.value),
+                None => format!("{} = {}", v.name, v.value),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     println!("totals (one tool session, handles started before the run)");
     println!(
@@ -382,10 +418,11 @@ pub fn print_text(r: &Report) {
     );
     let q = &r.queues;
     println!(
-        "  queues     depth at end [{}]  high watermark [{}] (max {})  low watermark [{}]",
+        "  queues     depth at end [{}]  high watermark [{}] (max {} of {})  low watermark [{}]",
         vec_str(&q.depth_final, |x| x.to_string()),
         vec_str(&q.high_watermark, |x| x.to_string()),
         q.high_watermark_max,
+        c.queue_capacity,
         vec_str(&q.low_watermark, |x| x.to_string())
     );
     println!(
@@ -393,7 +430,9 @@ pub fn print_text(r: &Report) {
         vec_str(&r.workers.state_final, |s| s.clone()),
         vec_str(&r.workers.busy_final, |p| format!("{:.0}%", p * 100.0))
     );
-    println!("per-peer messages (row: sender, column: receiver)");
+    println!(
+        "per-peer messages (demo_msgs_matrix: row = sender, column = receiver; last row: demo_msgs_to_peer bound to the communicator)"
+    );
     let w = r
         .per_peer
         .matrix
@@ -404,19 +443,22 @@ pub fn print_text(r: &Report) {
         .max()
         .unwrap_or(1)
         .max(4);
-    let mut head = format!("  {:>12}", "");
+    let mut head = format!("  {:>14}", "");
     for j in 0..c.threads {
         head.push_str(&format!(" {:>w$}", format!("w{j}")));
     }
     println!("{head}");
     for (i, row) in r.per_peer.matrix.iter().enumerate() {
-        let mut line = format!("  {:>12}", format!("w{i}"));
+        let mut line = format!("  {:>14}", format!("w{i}"));
         for x in row {
-            line.push_str(&format!(" {:>w$}", if *x == 0 { "-".into() } else { group(*x) }));
+            line.push_str(&format!(
+                " {:>w$}",
+                if *x == 0 { "-".into() } else { group(*x) }
+            ));
         }
         println!("{line}");
     }
-    let mut line = format!("  {:>12}", format!("comm {}", r.per_peer.comm));
+    let mut line = format!("  {:>14}", format!("to peer {}", r.per_peer.comm));
     for x in &r.per_peer.to_peer {
         line.push_str(&format!(" {:>w$}", group(*x)));
     }
@@ -453,12 +495,16 @@ pub fn print_text(r: &Report) {
     }
     let o = &r.overhead;
     println!(
-        "overhead of instrumentation (same hot loop, {} rounds of {:.2} s each, best of)",
+        "overhead of instrumentation (worker CPU time per message, same hot loop, best of {} rounds of {:.2} s)",
         o.rounds, o.seconds_per_round
     );
     println!(
-        "  without pvar calls {:.1} ns/msg   with {:.1} ns/msg   ratio {:.3}   (main run, tool and sampler attached: {:.1} ns/msg)",
-        o.baseline_ns_per_msg, o.instrumented_ns_per_msg, o.ratio, o.main_run_ns_per_msg
+        "  without pvar calls {:.0} ns/msg   with pvar calls {:.0} ns/msg   ratio {:.2}",
+        o.baseline_ns_per_msg, o.instrumented_ns_per_msg, o.ratio
+    );
+    println!(
+        "  main run with the live tool and the sampler attached: {:.0} ns/msg CPU, {:.0} ns/msg wall clock",
+        o.main_run_ns_per_msg, o.main_run_wall_ns_per_msg
     );
     println!("checks");
     for ch in &r.checks {

@@ -88,7 +88,8 @@ impl Handles {
         let mut counts = [0; K];
         for (i, (name, class)) in NAMES.iter().enumerate() {
             let index = reg.pvar_index(name, *class)?;
-            let object = (ALL[i] == V::PerPeer).then_some(ObjectRef::new(BindKind::Comm, COMM_WORLD));
+            let object =
+                (ALL[i] == V::PerPeer).then_some(ObjectRef::new(BindKind::Comm, COMM_WORLD));
             let (h, count) = session.alloc(index, object)?;
             if count > MAX_ELEMS {
                 return Err(pvar::Error::Invalid("more elements than the demo reads"));
@@ -170,10 +171,5 @@ impl Snapshot {
     /// Largest element of an integer variable.
     pub fn max(&self, v: V) -> u64 {
         self.elems(v).iter().copied().max().unwrap_or(0)
-    }
-
-    /// Smallest element of an integer variable.
-    pub fn min(&self, v: V) -> u64 {
-        self.elems(v).iter().copied().min().unwrap_or(0)
     }
 }

@@ -49,8 +49,7 @@ pvar::cvar! {
     /// Eager burst length.
     pub static EAGER_WINDOW: u64 = 16;
     name = "demo_eager_window";
-    description = "messages a worker sends in one burst when messages go eagerly \
-                   (bounds the queue depth)";
+    description = "messages a worker sends in one burst when messages go eagerly";
     category = "demo_tuning";
     verbosity = Verbosity::TunerDetail;
     scope = Scope::Local;
@@ -61,6 +60,8 @@ pvar::cvar! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
 pub enum WorkerState {
+    /// Before the first update (the value every element starts with).
+    #[allow(dead_code)]
     Idle = 0,
     Computing = 1,
     Sending = 2,
@@ -80,9 +81,11 @@ pub const STATE_NAMES: [&str; 6] = [
 ];
 
 /// Every performance variable of the demo, as the component holds them.
+/// Handles the hot loop does not update are kept so that the variables
+/// stay registered by the component that owns them.
 #[derive(Clone)]
+#[allow(dead_code)]
 pub struct DemoVars {
-    pub peers: usize,
     pub sent: Counter,
     pub recv: Counter,
     pub bytes_sent: Aggregate<u64>,
@@ -110,12 +113,24 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 /// [`pvar::global`], where `cvar!` declares them).
 pub fn register(reg: &Registry, peers: usize) -> Res<DemoVars> {
     let cats = [
-        (CATEGORY, "the pvar demo: workers exchanging messages over in-process channels"),
-        ("demo_traffic", "messages and bytes sent and received, time in send and receive"),
+        (
+            CATEGORY,
+            "the pvar demo: workers exchanging messages over in-process channels",
+        ),
+        (
+            "demo_traffic",
+            "messages and bytes sent and received, time in send and receive",
+        ),
         ("demo_queues", "inbox depth per worker and its watermarks"),
-        ("demo_workers", "what each worker is doing and how busy it is"),
+        (
+            "demo_workers",
+            "what each worker is doing and how busy it is",
+        ),
         ("demo_peers", "messages per peer, bound to a communicator"),
-        ("demo_tuning", "control variables that change the demo's behaviour"),
+        (
+            "demo_tuning",
+            "control variables that change the demo's behaviour",
+        ),
     ];
     for (name, desc) in cats {
         reg.define_category(name, desc)?;
@@ -236,7 +251,6 @@ pub fn register(reg: &Registry, peers: usize) -> Res<DemoVars> {
         .register()?
     };
     Ok(DemoVars {
-        peers,
         sent,
         recv,
         bytes_sent,

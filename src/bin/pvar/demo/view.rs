@@ -124,7 +124,13 @@ impl View {
         }
     }
 
-    fn table(&self, prev: &Snapshot, cur: &Snapshot, samples: u64, eager_limit: u64) -> Vec<String> {
+    fn table(
+        &self,
+        prev: &Snapshot,
+        cur: &Snapshot,
+        samples: u64,
+        eager_limit: u64,
+    ) -> Vec<String> {
         let dt = (cur.t - prev.t).max(1e-9);
         let frac = (cur.t / self.duration).clamp(0.0, 1.0);
         let width = 24;
@@ -140,7 +146,10 @@ impl View {
                 "pvar demo: {} workers all-to-all, {} B messages ({proto})  [{bar}] {:.1}/{:.1} s",
                 self.cfg.threads, self.cfg.message_size, cur.t, self.duration
             ),
-            format!("  {:<22} {:<14} {:<34} {}", "variable", "class", "value", "rate"),
+            format!(
+                "  {:<22} {:<14} {:<34} {}",
+                "variable", "class", "value", "rate"
+            ),
         ];
         let name = |v: V| NAMES[v as usize].0;
         let class = |v: V| {
@@ -151,7 +160,13 @@ impl View {
                 .to_string()
         };
         let mut row = |v: V, value: String, r: String| {
-            l.push(format!("  {:<22} {:<14} {:<34} {}", name(v), class(v), value, r));
+            l.push(format!(
+                "  {:<22} {:<14} {:<34} {}",
+                name(v),
+                class(v),
+                value,
+                r
+            ));
         };
         let per_s = |v: V| rate((cur.u(v) - prev.u(v)) as f64 / dt) + "/s";
         row(V::Sent, group(cur.u(V::Sent)), per_s(V::Sent));
@@ -173,14 +188,30 @@ impl View {
                 format!("{:.2} s/s", (cur.f(v) - prev.f(v)) / dt),
             );
         }
-        row(V::Depth, list(cur.elems(V::Depth), |x| x.to_string()), String::new());
-        row(V::Hwm, list(cur.elems(V::Hwm), |x| x.to_string()), String::new());
-        row(V::Lwm, list(cur.elems(V::Lwm), |x| x.to_string()), String::new());
+        row(
+            V::Depth,
+            list(cur.elems(V::Depth), |x| x.to_string()),
+            String::new(),
+        );
+        row(
+            V::Hwm,
+            list(cur.elems(V::Hwm), |x| x.to_string()),
+            String::new(),
+        );
+        row(
+            V::Lwm,
+            list(cur.elems(V::Lwm), |x| x.to_string()),
+            String::new(),
+        );
         row(V::InFlight, group(cur.u(V::InFlight)), "(callback)".into());
         row(
             V::State,
             list(cur.ints(V::State), |s| {
-                STATE_NAMES.get(s as usize).copied().unwrap_or("?").to_string()
+                STATE_NAMES
+                    .get(s as usize)
+                    .copied()
+                    .unwrap_or("?")
+                    .to_string()
             }),
             String::new(),
         );
@@ -194,7 +225,11 @@ impl View {
             list(cur.elems(V::PerPeer), |x| group(*x)),
             "comm 0x101".into(),
         );
-        row(V::MsgSize, format!("{} B", cur.u(V::MsgSize)), String::new());
+        row(
+            V::MsgSize,
+            format!("{} B", cur.u(V::MsgSize)),
+            String::new(),
+        );
         l.push(format!(
             "  {:<22} {:<14} {:<34} {}",
             "sampler",
