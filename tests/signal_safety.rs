@@ -3,11 +3,12 @@
 //!
 //! Worker threads update a counter, an aggregate, a timer and a high
 //! watermark in hot loops; a tool thread keeps creating and freeing sessions
-//! and handles; SIGPROF (from `setitimer(ITIMER_PROF)`) and SIGUSR1 (from
-//! `pthread_kill`, aimed at the workers and the tool thread) arrive at
-//! several kHz. The handler reads, read-resets, starts and stops handles
-//! allocated before it was installed (their keys are in statics), and
-//! updates a counter on threads that prepared their cells.
+//! and handles; SIGPROF (from `setitimer(ITIMER_PROF)`) and a real-time
+//! signal (`SIGRTMIN`, from `pthread_kill`, aimed at the workers and the
+//! tool thread; real-time signals queue instead of coalescing while
+//! pending) arrive at several kHz. The handler reads, read-resets, starts
+//! and stops handles allocated before it was installed (their keys are in
+//! statics), and updates a counter on threads that prepared their cells.
 //!
 //! The global allocator below aborts the process if it is entered while a
 //! handler runs on the calling thread. At the end: read-reset deltas plus the
@@ -132,9 +133,9 @@ static DONE: AtomicBool = AtomicBool::new(false);
 
 static HANDLED: AtomicU64 = AtomicU64::new(0);
 static HANDLED_PROF: AtomicU64 = AtomicU64::new(0);
-static HANDLED_USR1: AtomicU64 = AtomicU64::new(0);
+static HANDLED_RT: AtomicU64 = AtomicU64::new(0);
 static PER_THREAD: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
-static SENT_USR1: AtomicU64 = AtomicU64::new(0);
+static SENT_RT: AtomicU64 = AtomicU64::new(0);
 
 static RR_SUM: AtomicU64 = AtomicU64::new(0);
 static AGG_RR_SUM: AtomicU64 = AtomicU64::new(0);
@@ -306,7 +307,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
             if sig == libc::SIGPROF {
                 HANDLED_PROF.fetch_add(1, Relaxed);
             } else {
-                HANDLED_USR1.fetch_add(1, Relaxed);
+                HANDLED_RT.fetch_add(1, Relaxed);
             }
             let slot = THREAD_SLOT.get();
             PER_THREAD[if slot < SLOTS { slot } else { 0 }].fetch_add(1, Relaxed);
@@ -318,6 +319,12 @@ extern "C" fn on_signal(sig: libc::c_int) {
     unsafe { *libc::__errno_location() = errno };
 }
 
+/// The targeted signal: the first real-time signal the C library leaves
+/// free. Real-time signals queue, so every one sent is handled.
+fn targeted() -> libc::c_int {
+    libc::SIGRTMIN()
+}
+
 fn install(sig: libc::c_int) -> libc::sigaction {
     // SAFETY: plain sigaction(2) calls with initialised structures.
     unsafe {
@@ -327,7 +334,7 @@ fn install(sig: libc::c_int) -> libc::sigaction {
         // One handler at a time per thread: block both signals meanwhile.
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaddset(&mut sa.sa_mask, libc::SIGPROF);
-        libc::sigaddset(&mut sa.sa_mask, libc::SIGUSR1);
+        libc::sigaddset(&mut sa.sa_mask, targeted());
         let mut old: libc::sigaction = core::mem::zeroed();
         assert_eq!(libc::sigaction(sig, &sa, &mut old), 0, "sigaction");
         old
@@ -502,12 +509,13 @@ fn handler_reads_and_resets_under_load_without_allocating() {
 
     // Signals.
     let old_prof = install(libc::SIGPROF);
-    let old_usr1 = install(libc::SIGUSR1);
+    let old_rt = install(targeted());
     ARMED.store(true, SeqCst);
     ready.wait();
     set_itimer(200); // 5 kHz of CPU time
     let signaller = std::thread::spawn(move || {
         enter_thread(reg, SIGNALLER_SLOT);
+        let sig = targeted();
         while !STOP_SIGNALS.load(SeqCst) {
             for t in &TARGETS {
                 let pt = t.load(SeqCst);
@@ -515,21 +523,23 @@ fn handler_reads_and_resets_under_load_without_allocating() {
                     // SAFETY: the target is alive: it clears its entry
                     // only after STOP_WORK, which is set after this thread
                     // has been joined.
-                    unsafe { libc::pthread_kill(pt as libc::pthread_t, libc::SIGUSR1) };
-                    SENT_USR1.fetch_add(1, Relaxed);
+                    let sent = unsafe { libc::pthread_kill(pt as libc::pthread_t, sig) };
+                    if sent == 0 {
+                        SENT_RT.fetch_add(1, Relaxed);
+                    }
                 }
             }
             std::thread::sleep(Duration::from_micros(150));
         }
     });
 
-    // Run at least 2 s, then until enough signals were handled (or 15 s).
+    // Run at least 3 s, then until enough signals were handled (or 15 s).
     let run_start = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(50));
         let elapsed = run_start.elapsed();
         if elapsed > Duration::from_secs(15)
-            || (elapsed > Duration::from_secs(2) && HANDLED.load(Relaxed) >= 20_000)
+            || (elapsed > Duration::from_secs(3) && HANDLED.load(Relaxed) >= 30_000)
         {
             break;
         }
@@ -556,19 +566,19 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         std::hint::spin_loop();
     }
     restore(libc::SIGPROF, &old_prof);
-    restore(libc::SIGUSR1, &old_usr1);
+    restore(targeted(), &old_rt);
 
     // Report.
     let handled = HANDLED.load(SeqCst);
     let threads = PER_THREAD.iter().filter(|c| c.load(SeqCst) > 0).count();
     let per_thread: Vec<u64> = PER_THREAD.iter().map(|c| c.load(SeqCst)).collect();
     println!(
-        "signal_safety: handled {handled} signals ({} SIGPROF, {} SIGUSR1 of {} sent) \
+        "signal_safety: handled {handled} signals ({} SIGPROF, {} SIGRTMIN of {} sent) \
          on {threads} threads in {:.2} s ({:.0}/s); per thread slot \
          [other, workers.., tool, signaller, watchdog, main]: {:?}",
         HANDLED_PROF.load(SeqCst),
-        HANDLED_USR1.load(SeqCst),
-        SENT_USR1.load(SeqCst),
+        HANDLED_RT.load(SeqCst),
+        SENT_RT.load(SeqCst),
         run_time.as_secs_f64(),
         handled as f64 / run_time.as_secs_f64(),
         &per_thread[..=MAIN_SLOT],
