@@ -1,0 +1,601 @@
+//! The reference model: what every operation must do, written as plainly
+//! as possible, with no concurrency and no cleverness. Values are exact:
+//! integers wrap at 64 bits, doubles stay exact because the generators
+//! only produce multiples of 1/8 far below 2^50.
+//!
+//! Rules (MPI 4.1 §15.3.7, `docs/tool-guide.md`):
+//! - SUM classes (COUNTER, AGGREGATE, TIMER): a handle keeps `accum` and,
+//!   while started, `offset` = the variable's total when it was (re)started;
+//!   it reads `accum + (total − offset)` started, `accum` stopped; reset
+//!   sets the read value to 0, write to the written value.
+//! - WATERMARKS: a handle keeps a `mark`: at allocation, start and reset it
+//!   is the current level; while started each new level that passes it
+//!   replaces it; a write sets it (while started, the level at the time of
+//!   the write still counts, as it is a level "since the write").
+//! - STATE, LEVEL, SIZE, PERCENTAGE: no handle state, the current value;
+//!   continuous, read-only, not atomic.
+//! - Errors, checked in this order: session (`INVALID_SESSION`), handle
+//!   (`INVALID_HANDLE`, also when it belongs to another session), the
+//!   variable's flags (`PVAR_NO_STARTSTOP` / `PVAR_NO_ATOMIC` /
+//!   `PVAR_NO_WRITE`), buffer length (`INVALID`), inactive variable
+//!   (`INVALID_INDEX`).
+
+use std::collections::HashMap;
+
+use pvar::{Datatype, ErrorCode, PvarClass};
+
+/// A value: an integer (u64 bits, wrapping) or a double.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Val {
+    I(u64),
+    F(f64),
+}
+
+impl Val {
+    pub fn zero(float: bool) -> Val {
+        if float { Val::F(0.0) } else { Val::I(0) }
+    }
+    pub fn add(self, o: Val) -> Val {
+        match (self, o) {
+            (Val::I(a), Val::I(b)) => Val::I(a.wrapping_add(b)),
+            (Val::F(a), Val::F(b)) => Val::F(a + b),
+            _ => panic!("model: mixed value kinds"),
+        }
+    }
+    pub fn sub(self, o: Val) -> Val {
+        match (self, o) {
+            (Val::I(a), Val::I(b)) => Val::I(a.wrapping_sub(b)),
+            (Val::F(a), Val::F(b)) => Val::F(a - b),
+            _ => panic!("model: mixed value kinds"),
+        }
+    }
+    /// Whether `self` passes mark `m`: strictly above (high) or below.
+    /// `signed` compares integers as i64.
+    pub fn passes(self, m: Val, high: bool, signed: bool) -> bool {
+        let ord = match (self, m) {
+            (Val::I(a), Val::I(b)) if signed => (a as i64).cmp(&(b as i64)),
+            (Val::I(a), Val::I(b)) => a.cmp(&b),
+            (Val::F(a), Val::F(b)) => match a.partial_cmp(&b) {
+                Some(o) => o,
+                None => return false,
+            },
+            _ => panic!("model: mixed value kinds"),
+        };
+        if high { ord.is_gt() } else { ord.is_lt() }
+    }
+    pub fn bits(self) -> u64 {
+        match self {
+            Val::I(v) => v,
+            Val::F(f) => f.to_bits(),
+        }
+    }
+}
+
+/// Metadata the model keeps per variable (the subset the harness varies).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meta {
+    pub name: String,
+    pub class: PvarClass,
+    pub datatype: Datatype,
+    pub count: usize,
+    pub readonly: bool,
+    pub continuous: bool,
+    pub atomic: bool,
+}
+
+impl Meta {
+    /// Values are doubles (TIMER totals are kept in integer nanoseconds).
+    pub fn float(&self) -> bool {
+        self.datatype == Datatype::Double && self.class != PvarClass::Timer
+    }
+    pub fn signed(&self) -> bool {
+        matches!(self.datatype, Datatype::Int | Datatype::Count)
+    }
+    pub fn is_sum(&self) -> bool {
+        matches!(
+            self.class,
+            PvarClass::Counter | PvarClass::Aggregate | PvarClass::Timer
+        )
+    }
+    pub fn is_watermark(&self) -> bool {
+        matches!(
+            self.class,
+            PvarClass::HighWatermark | PvarClass::LowWatermark
+        )
+    }
+    pub fn high(&self) -> bool {
+        self.class == PvarClass::HighWatermark
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Var {
+    pub meta: Meta,
+    pub active: bool,
+    /// Per element: the total (SUM), the level (LEVEL, WATERMARK), the value.
+    pub vals: Vec<Val>,
+    /// TIMER: per element, the mocked time of a component `start`.
+    pub timer_started: Vec<Option<u64>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Handle {
+    pub session: usize,
+    pub var: usize,
+    pub started: bool,
+    pub accum: Vec<Val>,
+    pub offset: Vec<Val>,
+    pub mark: Vec<Val>,
+}
+
+/// The whole model state. Sessions and handles are identified by the
+/// order of their creation; freed ones stay in the maps as not live.
+#[derive(Debug, Default)]
+pub struct Model {
+    pub vars: Vec<Var>,
+    pub sessions: HashMap<usize, bool>,
+    pub handles: HashMap<usize, Handle>,
+    pub next_session: usize,
+    pub next_handle: usize,
+    /// The mocked clock, in nanoseconds (ticks).
+    pub now: u64,
+}
+
+pub type R<T> = Result<T, ErrorCode>;
+
+/// A registration request after the builder calls (the final flags).
+pub fn default_meta(name: &str, class: PvarClass, datatype: Datatype) -> Meta {
+    let history = matches!(
+        class,
+        PvarClass::Counter
+            | PvarClass::Aggregate
+            | PvarClass::Timer
+            | PvarClass::HighWatermark
+            | PvarClass::LowWatermark
+    );
+    Meta {
+        name: name.to_string(),
+        class,
+        datatype,
+        count: 1,
+        readonly: !history,
+        continuous: !history,
+        atomic: history,
+    }
+}
+
+fn datatype_allowed(class: PvarClass, d: Datatype) -> bool {
+    let unsigned = matches!(
+        d,
+        Datatype::Unsigned | Datatype::UnsignedLong | Datatype::UnsignedLongLong
+    );
+    match class {
+        PvarClass::State => d == Datatype::Int,
+        PvarClass::Counter => unsigned,
+        PvarClass::Percentage => d == Datatype::Double,
+        PvarClass::Generic => true,
+        _ => unsigned || d == Datatype::Double,
+    }
+}
+
+impl Model {
+    /// Registration rules (`PvarInfo::validate`, non-callback, unbound):
+    /// returns the index, existing or new.
+    pub fn register(&mut self, m: Meta) -> R<usize> {
+        let memoryless = matches!(
+            m.class,
+            PvarClass::State | PvarClass::Level | PvarClass::Size | PvarClass::Percentage
+        );
+        let ok = !m.name.is_empty()
+            && datatype_allowed(m.class, m.datatype)
+            && m.datatype != Datatype::Char
+            && m.count > 0
+            && !(memoryless && (!m.continuous || !m.readonly || m.atomic))
+            && !(m.atomic && m.readonly);
+        if !ok {
+            return Err(ErrorCode::Invalid);
+        }
+        if let Some(i) = self
+            .vars
+            .iter()
+            .position(|v| v.meta.name == m.name && v.meta.class == m.class)
+        {
+            if self.vars[i].meta != m {
+                return Err(ErrorCode::Invalid);
+            }
+            self.vars[i].active = true;
+            return Ok(i);
+        }
+        let float = m.float();
+        let init = match (m.class, float) {
+            // A LOWWATERMARK's level starts at 0 like every other.
+            (_, f) => Val::zero(f),
+        };
+        self.vars.push(Var {
+            vals: vec![init; m.count],
+            timer_started: vec![None; m.count],
+            meta: m,
+            active: true,
+        });
+        Ok(self.vars.len() - 1)
+    }
+
+    // ---- component side -------------------------------------------------
+
+    /// A new level or total: pushes the marks of started watermark handles.
+    pub fn set_value(&mut self, var: usize, i: usize, v: Val) {
+        self.vars[var].vals[i] = v;
+        let meta = self.vars[var].meta.clone();
+        if meta.is_watermark() {
+            for h in self.handles.values_mut() {
+                if h.var == var && h.started && v.passes(h.mark[i], meta.high(), meta.signed()) {
+                    h.mark[i] = v;
+                }
+            }
+        }
+    }
+
+    pub fn add(&mut self, var: usize, i: usize, d: Val) {
+        let v = self.vars[var].vals[i].add(d);
+        self.set_value(var, i, v);
+    }
+
+    pub fn timer_start(&mut self, var: usize, i: usize) {
+        self.vars[var].timer_started[i] = Some(self.now);
+    }
+
+    pub fn timer_stop(&mut self, var: usize, i: usize) {
+        if let Some(t) = self.vars[var].timer_started[i].take() {
+            self.add(var, i, Val::I(self.now.saturating_sub(t)));
+        }
+    }
+
+    pub fn deactivate(&mut self, var: usize) {
+        self.vars[var].active = false;
+    }
+
+    // ---- tool side --------------------------------------------------------
+
+    pub fn session_create(&mut self) -> usize {
+        let id = self.next_session;
+        self.next_session += 1;
+        self.sessions.insert(id, true);
+        id
+    }
+
+    fn check_session(&self, s: Option<usize>) -> R<usize> {
+        match s {
+            Some(s) if self.sessions.get(&s) == Some(&true) => Ok(s),
+            _ => Err(ErrorCode::InvalidSession),
+        }
+    }
+
+    fn check_handle(&self, s: Option<usize>, h: Option<usize>) -> R<usize> {
+        let s = self.check_session(s)?;
+        match h.and_then(|h| self.handles.get(&h).map(|d| (h, d))) {
+            Some((h, d)) if d.session == s => Ok(h),
+            _ => Err(ErrorCode::InvalidHandle),
+        }
+    }
+
+    pub fn session_free(&mut self, s: Option<usize>) -> R<()> {
+        let s = self.check_session(s)?;
+        self.sessions.insert(s, false);
+        self.handles.retain(|_, h| h.session != s);
+        Ok(())
+    }
+
+    pub fn live_sessions(&self) -> usize {
+        self.sessions.values().filter(|l| **l).count()
+    }
+
+    /// `handle_alloc`: the new handle's id and count. `index` may be out of
+    /// range.
+    pub fn handle_alloc(&mut self, s: Option<usize>, index: usize) -> R<(usize, usize)> {
+        let s = self.check_session(s)?;
+        let var = self.vars.get(index).ok_or(ErrorCode::InvalidIndex)?;
+        if !var.active {
+            return Err(ErrorCode::InvalidIndex);
+        }
+        let n = var.meta.count;
+        let float = var.meta.float();
+        let mut h = Handle {
+            session: s,
+            var: index,
+            started: false,
+            accum: vec![Val::zero(float); n],
+            offset: vec![Val::zero(float); n],
+            mark: var.vals.clone(),
+        };
+        if var.meta.continuous {
+            h.started = true;
+            h.offset = var.vals.clone();
+        }
+        let id = self.next_handle;
+        self.next_handle += 1;
+        self.handles.insert(id, h);
+        Ok((id, n))
+    }
+
+    pub fn handle_free(&mut self, s: Option<usize>, h: Option<usize>) -> R<()> {
+        let h = self.check_handle(s, h)?;
+        self.handles.remove(&h);
+        Ok(())
+    }
+
+    fn meta_of(&self, h: usize) -> Meta {
+        self.vars[self.handles[&h].var].meta.clone()
+    }
+
+    fn active_of(&self, h: usize) -> R<()> {
+        if self.vars[self.handles[&h].var].active {
+            Ok(())
+        } else {
+            Err(ErrorCode::InvalidIndex)
+        }
+    }
+
+    /// Starts handle `h` (already checked): a no-op when started.
+    fn do_start(&mut self, h: usize) {
+        let vals = self.vars[self.handles[&h].var].vals.clone();
+        let meta = self.meta_of(h);
+        let d = self.handles.get_mut(&h).unwrap();
+        if d.started {
+            return;
+        }
+        d.started = true;
+        if meta.is_sum() {
+            d.offset = vals;
+        } else if meta.is_watermark() {
+            d.mark = vals;
+        }
+    }
+
+    fn do_stop(&mut self, h: usize) {
+        let vals = self.vars[self.handles[&h].var].vals.clone();
+        let meta = self.meta_of(h);
+        let d = self.handles.get_mut(&h).unwrap();
+        if !d.started {
+            return;
+        }
+        d.started = false;
+        if meta.is_sum() {
+            for i in 0..meta.count {
+                d.accum[i] = d.accum[i].add(vals[i].sub(d.offset[i]));
+            }
+        }
+    }
+
+    /// What handle `h` reads (in the model's value domain).
+    fn value(&self, h: usize) -> Vec<Val> {
+        let d = &self.handles[&h];
+        let var = &self.vars[d.var];
+        if var.meta.is_sum() {
+            (0..var.meta.count)
+                .map(|i| {
+                    if d.started {
+                        d.accum[i].add(var.vals[i].sub(d.offset[i]))
+                    } else {
+                        d.accum[i]
+                    }
+                })
+                .collect()
+        } else if var.meta.is_watermark() {
+            d.mark.clone()
+        } else {
+            var.vals.clone()
+        }
+    }
+
+    /// The values as `read` returns them: datatype bits; TIMER nanoseconds
+    /// (or seconds as a double); a LEVEL clamped at 0.
+    fn output(&self, h: usize, vals: Vec<Val>) -> Vec<u64> {
+        let meta = self.meta_of(h);
+        vals.into_iter()
+            .map(|v| match (meta.class, v) {
+                (PvarClass::Timer, Val::I(ns)) if meta.datatype == Datatype::Double => {
+                    (ns as f64 / 1e9).to_bits()
+                }
+                (PvarClass::Level, Val::I(x)) if (x as i64) < 0 => 0,
+                (PvarClass::Level, Val::F(x)) if x < 0.0 => 0f64.to_bits(),
+                _ => v.bits(),
+            })
+            .collect()
+    }
+
+    /// A written datatype value in the model's domain (TIMER: nanoseconds).
+    fn input(&self, meta: &Meta, bits: u64) -> Val {
+        if meta.class == PvarClass::Timer {
+            if meta.datatype == Datatype::Double {
+                Val::I((f64::from_bits(bits) * 1e9).max(0.0) as u64)
+            } else {
+                Val::I(bits)
+            }
+        } else if meta.float() {
+            Val::F(f64::from_bits(bits))
+        } else {
+            Val::I(bits)
+        }
+    }
+
+    pub fn start(&mut self, s: Option<usize>, h: Option<usize>) -> R<()> {
+        let h = self.check_handle(s, h)?;
+        if self.meta_of(h).continuous {
+            return Err(ErrorCode::PvarNoStartstop);
+        }
+        self.active_of(h)?;
+        self.do_start(h);
+        Ok(())
+    }
+
+    pub fn stop(&mut self, s: Option<usize>, h: Option<usize>) -> R<()> {
+        let h = self.check_handle(s, h)?;
+        if self.meta_of(h).continuous {
+            return Err(ErrorCode::PvarNoStartstop);
+        }
+        self.active_of(h)?;
+        self.do_stop(h);
+        Ok(())
+    }
+
+    /// `read` with a buffer of `len` elements.
+    pub fn read(&mut self, s: Option<usize>, h: Option<usize>, len: usize) -> R<Vec<u64>> {
+        let h = self.check_handle(s, h)?;
+        if len < self.meta_of(h).count {
+            return Err(ErrorCode::Invalid);
+        }
+        self.active_of(h)?;
+        Ok(self.output(h, self.value(h)))
+    }
+
+    /// `read_u64` / `read_f64`: element 0.
+    pub fn read_first(&mut self, s: Option<usize>, h: Option<usize>) -> R<u64> {
+        let h = self.check_handle(s, h)?;
+        self.active_of(h)?;
+        Ok(self.output(h, self.value(h))[0])
+    }
+
+    pub fn write(&mut self, s: Option<usize>, h: Option<usize>, values: &[u64]) -> R<()> {
+        let h = self.check_handle(s, h)?;
+        let meta = self.meta_of(h);
+        if meta.readonly {
+            return Err(ErrorCode::PvarNoWrite);
+        }
+        if values.len() < meta.count {
+            return Err(ErrorCode::Invalid);
+        }
+        self.active_of(h)?;
+        if !(meta.is_sum() || meta.is_watermark()) {
+            return Err(ErrorCode::PvarNoWrite);
+        }
+        let vals = self.vars[self.handles[&h].var].vals.clone();
+        let written: Vec<Val> = values[..meta.count]
+            .iter()
+            .map(|&b| self.input(&meta, b))
+            .collect();
+        let d = self.handles.get_mut(&h).unwrap();
+        for i in 0..meta.count {
+            if meta.is_sum() {
+                // Reads `written` from now on.
+                d.accum[i] = written[i];
+                d.offset[i] = vals[i];
+            } else {
+                d.mark[i] = written[i];
+                if d.started && vals[i].passes(d.mark[i], meta.high(), meta.signed()) {
+                    d.mark[i] = vals[i];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn do_reset(&mut self, h: usize) {
+        let vals = self.vars[self.handles[&h].var].vals.clone();
+        let meta = self.meta_of(h);
+        let d = self.handles.get_mut(&h).unwrap();
+        if meta.is_sum() {
+            for i in 0..meta.count {
+                d.accum[i] = Val::zero(meta.float());
+                d.offset[i] = vals[i];
+            }
+        } else if meta.is_watermark() {
+            d.mark = vals;
+        }
+    }
+
+    pub fn reset(&mut self, s: Option<usize>, h: Option<usize>) -> R<()> {
+        let h = self.check_handle(s, h)?;
+        if self.meta_of(h).readonly {
+            return Err(ErrorCode::PvarNoWrite);
+        }
+        self.active_of(h)?;
+        self.do_reset(h);
+        Ok(())
+    }
+
+    pub fn readreset(&mut self, s: Option<usize>, h: Option<usize>, len: usize) -> R<Vec<u64>> {
+        let h = self.check_handle(s, h)?;
+        let meta = self.meta_of(h);
+        if !meta.atomic {
+            return Err(ErrorCode::PvarNoAtomic);
+        }
+        if meta.readonly {
+            return Err(ErrorCode::PvarNoWrite);
+        }
+        if len < meta.count {
+            return Err(ErrorCode::Invalid);
+        }
+        self.active_of(h)?;
+        let out = self.output(h, self.value(h));
+        self.do_reset(h);
+        Ok(out)
+    }
+
+    fn session_handles(&self, s: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .handles
+            .iter()
+            .filter(|(_, d)| d.session == s)
+            .map(|(k, _)| *k)
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// `start_all`: continuous and started handles are ignored; every other
+    /// handle is started; `PVAR_NO_STARTSTOP` if any could not be.
+    pub fn start_all(&mut self, s: Option<usize>) -> R<()> {
+        let s = self.check_session(s)?;
+        let mut res = Ok(());
+        for h in self.session_handles(s) {
+            let d = &self.handles[&h];
+            if self.meta_of(h).continuous || d.started {
+                continue;
+            }
+            if self.active_of(h).is_err() {
+                res = Err(ErrorCode::PvarNoStartstop);
+                continue;
+            }
+            self.do_start(h);
+        }
+        res
+    }
+
+    pub fn stop_all(&mut self, s: Option<usize>) -> R<()> {
+        let s = self.check_session(s)?;
+        let mut res = Ok(());
+        for h in self.session_handles(s) {
+            let d = &self.handles[&h];
+            if self.meta_of(h).continuous || !d.started {
+                continue;
+            }
+            if self.active_of(h).is_err() {
+                res = Err(ErrorCode::PvarNoStartstop);
+                continue;
+            }
+            self.do_stop(h);
+        }
+        res
+    }
+
+    /// `reset_all`: read-only handles are ignored.
+    pub fn reset_all(&mut self, s: Option<usize>) -> R<()> {
+        let s = self.check_session(s)?;
+        let mut res = Ok(());
+        for h in self.session_handles(s) {
+            if self.meta_of(h).readonly {
+                continue;
+            }
+            if self.active_of(h).is_err() {
+                res = Err(ErrorCode::PvarNoWrite);
+                continue;
+            }
+            self.do_reset(h);
+        }
+        res
+    }
+
+    pub fn is_started(&self, h: usize) -> bool {
+        self.handles[&h].started
+    }
+}
