@@ -24,7 +24,9 @@
  *   - PVAR_MPI_T_ONLY defined: declare the MPI_T interface but never the
  *     shared MPI declarations — for an mpi.h (or a header of your own) that
  *     provides MPI_Datatype, MPI_Info, MPI_Count, MPI_Aint and the thread
- *     levels but no MPI_T_ declarations.
+ *     levels but no MPI_T_ declarations. Its MPI_Datatype and MPI_Info must
+ *     be pointer-sized (MPI 5.0 ABI, Open MPI) and MPI_Count 64-bit; this is
+ *     checked at compile time.
  */
 #ifndef PVAR_MPI_T_H
 #define PVAR_MPI_T_H
@@ -97,6 +99,13 @@ typedef intptr_t MPI_Aint;
  * --------------------------------------------------------------------- */
 #if !defined(MPI_VERSION) || defined(PVAR_MPI_T_ONLY)
 #define PVAR_MPI_T_DECLARED 1
+
+/* libpvar writes MPI_Datatype and MPI_Info values as pointer-sized handles
+ * and MPI_Count as int64_t: an mpi.h with int handles (MPICH) cannot be
+ * used with PVAR_MPI_T_ONLY. Fail at compile time rather than at run time. */
+typedef char pvar_check_datatype_is_pointer_sized[sizeof(MPI_Datatype) == sizeof(void *) ? 1 : -1];
+typedef char pvar_check_info_is_pointer_sized[sizeof(MPI_Info) == sizeof(void *) ? 1 : -1];
+typedef char pvar_check_count_is_64_bit[sizeof(MPI_Count) == 8 ? 1 : -1];
 
 /* Opaque handles: pointers to distinct incomplete structs. libpvar never
  * dereferences them; a freed, stale, foreign or made-up value is detected

@@ -10,7 +10,7 @@
 #error "MPI_T declarations must come from mpi.h"
 #endif
 int main(void) {
-    MPI_Comm c = MPI_COMM_WORLD; /* the library's value */
-    (void)c;
+    MPI_Datatype d = MPI_INT; /* the library's value */
+    (void)d;
     return pvar_error_string(1006) == 0 && PVAR_ABI_MPI_INT == 0x209;
 }
