@@ -1,10 +1,581 @@
-//! `pvar bench` (being written).
+//! `pvar bench`: what variables cost on this machine, next to baselines
+//! measured in the same run, in well under 20 seconds.
+//!
+//! Every case is a simple timing loop (`Instant` around `iters` calls, each
+//! passing its object through `black_box`), run on 1 thread and on all
+//! threads (threads spawned per run and lined up on a barrier; each times
+//! its own loop; a run's time is the slowest thread's), the median of
+//! several runs. Figures are nanoseconds per operation per thread; ratios
+//! are to the plain thread-local `+= 1` and to a shared
+//! `AtomicU64::fetch_add` with the same thread count. For the tool-side
+//! read, "threads" is the number of registered threads (that updated the
+//! variable, then wait) while one thread reads.
+//!
+//! For the full comparison (prometheus, metrics-rs, handles, memory) run
+//! `scripts/bench.sh`.
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
 
 /// Options of `pvar bench`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Print the results as JSON on stdout (progress still goes to stderr).
+    #[arg(long)]
+    json: bool,
+    /// Thread count of the "all threads" column (default: available
+    /// parallelism).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Runs per case and thread count; the median is reported.
+    #[arg(long, default_value_t = 7, value_name = "N")]
+    runs: usize,
+    /// Target duration of one run, in milliseconds.
+    #[arg(long, default_value_t = 15, value_name = "MS")]
+    run_ms: u64,
+}
+
+/// A per-thread timed loop: given `iters`, returns the time of the loop.
+type Body = Arc<dyn Fn(u64) -> Duration + Send + Sync>;
+
+/// What a case measures with a given thread count.
+enum Plan {
+    /// Run `Body` on every thread.
+    Parallel(Body),
+    /// Run `Body` on one thread while the others stay registered (keeps
+    /// the guard alive during the runs).
+    Single { body: Body, _keep: Box<dyn Send> },
+}
+
+struct Case {
+    key: &'static str,
+    label: &'static str,
+    group: &'static str,
+    /// Builds the plan for a thread count (fresh variables each time).
+    make: fn(usize) -> Plan,
+}
+
+std::thread_local! {
+    static TL: Cell<u64> = const { Cell::new(0) };
+}
+
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+#[inline(always)]
+fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        op();
+    }
+    start.elapsed()
+}
+
+#[inline(always)]
+fn timed_i(iters: u64, mut op: impl FnMut(u64)) -> Duration {
+    let start = Instant::now();
+    for i in 0..iters {
+        op(i);
+    }
+    start.elapsed()
+}
+
+fn body(f: impl Fn(u64) -> Duration + Send + Sync + 'static) -> Plan {
+    Plan::Parallel(Arc::new(f))
+}
+
+/// Threads that update `counter` once and then wait until the guard
+/// (the returned sender and joins) is dropped.
+struct Parked {
+    tx: Option<mpsc::Sender<()>>,
+    joins: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        self.tx.take();
+        self.joins.drain(..).for_each(|j| {
+            let _ = j.join();
+        });
+    }
+}
+
+fn park(counter: &pvar::Counter, n: usize) -> Parked {
+    let (tx, rx) = mpsc::channel::<()>();
+    let rx = Arc::new(std::sync::Mutex::new(rx));
+    let ready = Arc::new(Barrier::new(n + 1));
+    let joins = (0..n)
+        .map(|_| {
+            let (c, rx, ready) = (counter.clone(), rx.clone(), ready.clone());
+            std::thread::spawn(move || {
+                c.inc();
+                ready.wait();
+                let _ = rx.lock().map(|r| r.recv());
+            })
+        })
+        .collect();
+    ready.wait();
+    Parked {
+        tx: Some(tx),
+        joins,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            key: "thread_local",
+            label: "thread-local `+= 1`",
+            group: "baseline",
+            make: |_| {
+                body(|iters| {
+                    TL.with(|c| {
+                        timed(iters, || {
+                            let c = black_box(c);
+                            c.set(c.get() + 1);
+                        })
+                    })
+                })
+            },
+        },
+        Case {
+            key: "atomic_shared",
+            label: "shared AtomicU64::fetch_add",
+            group: "baseline",
+            make: |_| {
+                let a = Arc::new(Padded(AtomicU64::new(0)));
+                body(move |iters| {
+                    timed(iters, || {
+                        black_box(&a.0).fetch_add(1, Ordering::Relaxed);
+                    })
+                })
+            },
+        },
+        Case {
+            key: "counter",
+            label: "COUNTER inc",
+            group: "update",
+            make: |_| {
+                let c = pvar::Registry::new().counter("c").register().unwrap();
+                body(move |iters| {
+                    c.inc();
+                    timed(iters, || black_box(&c).inc())
+                })
+            },
+        },
+        Case {
+            key: "local_counter",
+            label: "COUNTER inc, thread-bound handle",
+            group: "update",
+            make: |_| {
+                let c = pvar::Registry::new().counter("c").register().unwrap();
+                body(move |iters| {
+                    let l = c.local(0);
+                    timed(iters, || black_box(&l).inc())
+                })
+            },
+        },
+        Case {
+            key: "aggregate_u64",
+            label: "AGGREGATE<u64> add",
+            group: "update",
+            make: |_| {
+                let a = pvar::Registry::new()
+                    .aggregate::<u64>("a")
+                    .register()
+                    .unwrap();
+                body(move |iters| {
+                    a.add(0);
+                    timed(iters, || black_box(&a).add(black_box(3)))
+                })
+            },
+        },
+        Case {
+            key: "aggregate_f64",
+            label: "AGGREGATE<f64> add",
+            group: "update",
+            make: |_| {
+                let a = pvar::Registry::new()
+                    .aggregate::<f64>("a")
+                    .register()
+                    .unwrap();
+                body(move |iters| {
+                    a.add(0.0);
+                    timed(iters, || black_box(&a).add(black_box(1.5)))
+                })
+            },
+        },
+        Case {
+            key: "level",
+            label: "LEVEL inc/dec",
+            group: "update",
+            make: |_| {
+                let l = pvar::Registry::new().level::<u64>("l").register().unwrap();
+                body(move |iters| {
+                    l.inc();
+                    l.dec();
+                    timed_i(iters, |i| {
+                        if i & 1 == 0 {
+                            black_box(&l).inc()
+                        } else {
+                            black_box(&l).dec()
+                        }
+                    })
+                })
+            },
+        },
+        Case {
+            key: "watermark_0h",
+            label: "HIGHWATERMARK update, no handle",
+            group: "update",
+            make: |_| {
+                let w = pvar::Registry::new()
+                    .high_watermark::<u64>("w")
+                    .register()
+                    .unwrap();
+                body(move |iters| timed_i(iters, |i| black_box(&w).update(i & 63)))
+            },
+        },
+        Case {
+            key: "watermark_1h",
+            label: "HIGHWATERMARK update, 1 started handle",
+            group: "update",
+            make: |_| {
+                let reg = pvar::Registry::new();
+                let w = reg.high_watermark::<u64>("w").register().unwrap();
+                let session = reg.session().unwrap();
+                let (h, _) = session.alloc(w.index(), None).unwrap();
+                session.start(h).unwrap();
+                body(move |iters| {
+                    let _keep = &session;
+                    timed_i(iters, |i| black_box(&w).update(i & 63))
+                })
+            },
+        },
+        Case {
+            key: "quanta_pair",
+            label: "raw quanta tick pair",
+            group: "timer",
+            make: |_| {
+                let clock = quanta::Clock::new();
+                body(move |iters| {
+                    let mut sum = 0u64;
+                    let d = timed(iters, || {
+                        let c = black_box(&clock);
+                        let a = c.raw();
+                        sum = sum.wrapping_add(c.raw().wrapping_sub(a));
+                    });
+                    black_box(sum);
+                    d
+                })
+            },
+        },
+        Case {
+            key: "instant_pair",
+            label: "std Instant pair",
+            group: "timer",
+            make: |_| {
+                body(|iters| {
+                    let mut sum = Duration::ZERO;
+                    let d = timed(iters, || {
+                        let a = black_box(Instant::now());
+                        sum += a.elapsed();
+                    });
+                    black_box(sum);
+                    d
+                })
+            },
+        },
+        Case {
+            key: "timer",
+            label: "TIMER start+stop",
+            group: "timer",
+            make: |_| {
+                let t = pvar::Registry::new().timer("t").register().unwrap();
+                body(move |iters| {
+                    t.start();
+                    t.stop();
+                    timed(iters, || {
+                        let t = black_box(&t);
+                        t.start();
+                        t.stop();
+                    })
+                })
+            },
+        },
+        Case {
+            key: "read",
+            label: "read one handle (tool)",
+            group: "read",
+            make: |threads| {
+                let reg = pvar::Registry::new();
+                let c = reg.counter("c").register().unwrap();
+                let session = reg.session().unwrap();
+                let (h, _) = session.alloc(c.index(), None).unwrap();
+                session.start(h).unwrap();
+                let parked = park(&c, threads);
+                let read: Body = Arc::new(move |iters| {
+                    timed(iters, || {
+                        black_box(session.read_u64(black_box(h)).unwrap());
+                    })
+                });
+                Plan::Single {
+                    body: read,
+                    _keep: Box::new(parked),
+                }
+            },
+        },
+    ]
+}
+
+/// Runs `body` on `threads` threads together; the slowest thread's time.
+fn run_parallel(body: &Body, threads: usize, iters: u64) -> Duration {
+    let barrier = Arc::new(Barrier::new(threads));
+    let joins: Vec<_> = (0..threads)
+        .map(|_| {
+            let (body, barrier) = (body.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                body(iters)
+            })
+        })
+        .collect();
+    joins
+        .into_iter()
+        .map(|j| j.join().expect("bench thread panicked"))
+        .max()
+        .unwrap_or_default()
+}
+
+/// Median ns per operation over `runs` runs of ~`run` each.
+fn measure(plan: &Plan, threads: usize, runs: usize, run: Duration) -> f64 {
+    let once = |iters: u64| match plan {
+        Plan::Parallel(b) => run_parallel(b, threads, iters),
+        Plan::Single { body, .. } => body(iters),
+    };
+    // Calibrate on the first runs: grow until a run takes ≥ run / 4.
+    let mut iters = 1_000u64;
+    loop {
+        let d = once(iters);
+        if d >= run / 4 || iters >= 1 << 34 {
+            let scale = run.as_secs_f64() / d.as_secs_f64().max(1e-9);
+            iters = ((iters as f64 * scale) as u64).max(1);
+            break;
+        }
+        iters *= 4;
+    }
+    let mut ns: Vec<f64> = (0..runs.max(1))
+        .map(|_| once(iters).as_secs_f64() * 1e9 / iters as f64)
+        .collect();
+    ns.sort_by(f64::total_cmp);
+    ns[ns.len() / 2]
+}
+
+#[derive(Serialize)]
+struct Row {
+    key: &'static str,
+    label: &'static str,
+    group: &'static str,
+    /// ns per operation per thread, by thread count (same order as
+    /// `Report::threads`).
+    ns: Vec<f64>,
+    /// Ratio to `thread_local` with the same thread count.
+    vs_thread_local: Vec<f64>,
+    /// Ratio to `atomic_shared` with the same thread count.
+    vs_atomic: Vec<f64>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    cpus: usize,
+    threads: Vec<usize>,
+    runs: usize,
+    unit: &'static str,
+    rows: Vec<Row>,
+    /// TIMER start+stop / raw quanta pair, by thread count.
+    timer_vs_quanta: Vec<f64>,
+    /// TIMER start+stop / Instant pair, by thread count.
+    timer_vs_instant: Vec<f64>,
+    /// Read cost per extra registered thread (ns), from the two columns.
+    read_ns_per_thread: Option<f64>,
+    seconds: f64,
+}
+
+struct Progress {
+    tty: bool,
+    total: usize,
+    done: usize,
+}
+
+impl Progress {
+    fn step(&mut self, what: &str, threads: usize) {
+        self.done += 1;
+        let line = format!(
+            "pvar bench [{:>2}/{}] {what}, {threads} thread{}",
+            self.done,
+            self.total,
+            if threads == 1 { "" } else { "s" }
+        );
+        let mut err = std::io::stderr().lock();
+        if self.tty {
+            let _ = write!(err, "\r\x1b[2K{line}");
+        } else {
+            let _ = writeln!(err, "{line}");
+        }
+        let _ = err.flush();
+    }
+
+    fn finish(&self) {
+        if self.tty {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
 
 /// Runs `pvar bench`.
-pub fn run(_args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    Err("not yet implemented".into())
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let began = Instant::now();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let all = args.threads.unwrap_or(cpus).max(1);
+    let mut threads = vec![1, all];
+    threads.dedup();
+    let run = Duration::from_millis(args.run_ms.max(1));
+    let cases = cases();
+    let mut progress = Progress {
+        tty: std::io::stderr().is_terminal(),
+        total: cases.len() * threads.len(),
+        done: 0,
+    };
+    // Calibrate the clocks before timing anything.
+    drop(pvar::Registry::new());
+
+    let mut ns: Vec<Vec<f64>> = Vec::new();
+    for case in &cases {
+        let mut per = Vec::new();
+        for &t in &threads {
+            progress.step(case.label, t);
+            let plan = (case.make)(t);
+            per.push(measure(&plan, t, args.runs, run));
+        }
+        ns.push(per);
+    }
+    progress.finish();
+
+    let col = |key: &str| -> Vec<f64> {
+        cases
+            .iter()
+            .position(|c| c.key == key)
+            .map(|k| ns[k].clone())
+            .unwrap_or_default()
+    };
+    let (tl, at) = (col("thread_local"), col("atomic_shared"));
+    let ratio = |a: &[f64], b: &[f64]| -> Vec<f64> {
+        a.iter().zip(b).map(|(x, y)| x / y.max(1e-12)).collect()
+    };
+    let rows: Vec<Row> = cases
+        .iter()
+        .zip(&ns)
+        .map(|(c, v)| Row {
+            key: c.key,
+            label: c.label,
+            group: c.group,
+            ns: v.clone(),
+            vs_thread_local: ratio(v, &tl),
+            vs_atomic: ratio(v, &at),
+        })
+        .collect();
+    let read = col("read");
+    let report = Report {
+        cpus,
+        threads: threads.clone(),
+        runs: args.runs,
+        unit: "ns per operation per thread (median)",
+        timer_vs_quanta: ratio(&col("timer"), &col("quanta_pair")),
+        timer_vs_instant: ratio(&col("timer"), &col("instant_pair")),
+        read_ns_per_thread: (threads.len() == 2)
+            .then(|| (read[1] - read[0]) / (threads[1] - threads[0]) as f64),
+        rows,
+        seconds: began.elapsed().as_secs_f64(),
+    };
+
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_table(&report);
+    }
+    Ok(())
+}
+
+fn print_table(r: &Report) {
+    let mut out = String::new();
+    out += &format!(
+        "pvar bench: {} CPU(s), ns per operation per thread, median of {} runs\n",
+        r.cpus, r.runs
+    );
+    out += "ratios: ×local = / thread-local `+= 1`, ×atomic = / shared fetch_add, same thread count\n\n";
+    let mut head = format!("{:<40}", "operation");
+    for &t in &r.threads {
+        let th = format!("{t} thread{}", if t == 1 { "" } else { "s" });
+        head += &format!(" {th:>10} {:>7} {:>7}", "×local", "×atomic");
+    }
+    out += &head;
+    out.push('\n');
+    let mut group = "";
+    for row in &r.rows {
+        if row.group != group {
+            group = row.group;
+            out += &format!("{group}\n");
+        }
+        let mut line = format!("  {:<38}", row.label);
+        for k in 0..r.threads.len() {
+            line += &format!(
+                " {:>10} {:>7} {:>7}",
+                fmt_ns(row.ns[k]),
+                format!("{:.2}", row.vs_thread_local[k]),
+                format!("{:.2}", row.vs_atomic[k]),
+            );
+        }
+        out += &line;
+        out.push('\n');
+    }
+    out.push('\n');
+    let list = |v: &[f64]| {
+        v.iter()
+            .zip(&r.threads)
+            .map(|(x, t)| format!("{x:.2}× ({t}t)"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    out += &format!(
+        "TIMER start+stop vs raw quanta pair: {}; vs Instant pair: {}\n",
+        list(&r.timer_vs_quanta),
+        list(&r.timer_vs_instant)
+    );
+    if let Some(per) = r.read_ns_per_thread {
+        out += &format!(
+            "read: ≈ {:.1} ns per registered thread (from the two columns)\n",
+            per
+        );
+    }
+    out += &format!(
+        "({:.1} s; the read row's threads are registered threads, one reader. Full suite: scripts/bench.sh)\n",
+        r.seconds
+    );
+    print!("{out}");
+}
+
+fn fmt_ns(ns: f64) -> String {
+    if ns < 10.0 {
+        format!("{ns:.2} ns")
+    } else if ns < 1000.0 {
+        format!("{ns:.1} ns")
+    } else {
+        format!("{:.2} µs", ns / 1000.0)
+    }
 }

@@ -1,0 +1,410 @@
+//! Component-side update costs next to the alternatives, on 1, 2 and
+//! `nproc` threads, in one run (`cargo bench --bench alternatives`).
+//!
+//! Group `update` — one update of one variable per iteration:
+//!
+//! | case | what |
+//! |---|---|
+//! | `thread_local` | a plain `thread_local!` `Cell<u64>` `+= 1` (the physical limit; the ratios' baseline) |
+//! | `atomic_owned` | `AtomicU64::fetch_add` on an atomic private to the thread (own cache lines) |
+//! | `atomic_shared` | `AtomicU64::fetch_add` on one atomic shared by all threads |
+//! | `prometheus` | `prometheus::IntCounter::inc` on one counter shared by all threads |
+//! | `metrics` | a `metrics::Counter` (handle held, from a recorder backed by an `AtomicU64`, as `metrics-util` does) `.increment(1)` |
+//! | `racy_global` | MPICH-style plain global `+=`: relaxed load + store on one shared `AtomicU64` — loses counts under threads (printed, and written to `$PVAR_BENCH_OUT/racy.json`) |
+//! | `counter` | [`pvar::Counter::inc`] |
+//! | `local_counter` | [`pvar::LocalCounter::inc`] (`counter.local(0)` fetched once per thread) |
+//! | `aggregate_u64` | `Aggregate<u64>::add(3)` |
+//! | `aggregate_f64` | `Aggregate<f64>::add(1.5)` |
+//! | `level_inc_dec` | `Level<u64>`: `inc` and `dec` alternately (one update per iteration) |
+//! | `watermark_0h` / `_1h` / `_16h` | `HighWatermark<u64>::update(i & 63)` with 0, 1 and 16 started tool handles |
+//! | `counter_1000h` | `Counter::inc` with 1,000 started handles in 10 sessions (990 on other counters, 10 on the measured one) |
+//!
+//! Group `timer` — one interval per iteration: `quanta_pair` (two
+//! `quanta::Clock::raw()`), `instant_pair` (`Instant::now()` + `elapsed()`),
+//! `timer_start_stop` ([`pvar::Timer::start`] + `stop`), `timer_scoped`
+//! (a [`pvar::TimerGuard`] made and dropped).
+//!
+//! Every iteration passes the updated object through `black_box` so each
+//! update really loads and stores (no hoisting, no merging) for every case
+//! alike. Threads are spawned once per sample, lined up on a barrier, and
+//! each times its own loop; the sample's time is the slowest thread's, so
+//! estimates are per update per thread. pvar cases check the exact total.
+
+mod common;
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Padded, quick, run_threads, thread_counts, timed, timed_i};
+use criterion::{BenchmarkId, Criterion};
+
+const UPDATE_CASES: [&str; 16] = [
+    "thread_local",
+    "atomic_owned",
+    "atomic_shared",
+    "prometheus",
+    "metrics",
+    "racy_global",
+    "counter",
+    "local_counter",
+    "aggregate_u64",
+    "aggregate_f64",
+    "level_inc_dec",
+    "watermark_0h",
+    "watermark_1h",
+    "watermark_16h",
+    "counter_1000h",
+    // Last: same as `counter`, to show drift over the run.
+    "counter_again",
+];
+
+const TIMER_CASES: [&str; 4] = [
+    "quanta_pair",
+    "instant_pair",
+    "timer_start_stop",
+    "timer_scoped",
+];
+
+std::thread_local! {
+    static TL: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Lost increments of `racy_global`, per thread count: (lost, expected).
+static LOST: Mutex<BTreeMap<usize, (u64, u64)>> = Mutex::new(BTreeMap::new());
+
+/// A `metrics` recorder whose counters are `AtomicU64`s (what
+/// `metrics-util`'s registry hands out), so `counter!` returns a handle we
+/// hold and `increment` is a dynamic call to `AtomicU64::fetch_add`.
+struct AtomicRecorder(Arc<AtomicU64>);
+
+impl metrics::Recorder for AtomicRecorder {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        metrics::Counter::from_arc(self.0.clone())
+    }
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+    fn register_histogram(
+        &self,
+        _: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        metrics::Histogram::noop()
+    }
+}
+
+/// A registry with 1,000 started handles in 10 sessions: in each session
+/// 99 handles on other counters and one on `counter`.
+fn with_1000_handles() -> (pvar::Registry, pvar::Counter, Vec<pvar::Session>) {
+    let reg = pvar::Registry::new();
+    let counter = reg.counter("measured").register().unwrap();
+    let mut sessions = Vec::new();
+    for s in 0..10 {
+        let session = reg.session().unwrap();
+        for k in 0..99 {
+            let other = reg.counter(&format!("other_{s}_{k}")).register().unwrap();
+            session.alloc(other.index(), None).unwrap();
+        }
+        session.alloc(counter.index(), None).unwrap();
+        session.start_all().unwrap();
+        sessions.push(session);
+    }
+    assert_eq!(reg.tool_stats().handles, 1000);
+    (reg, counter, sessions)
+}
+
+fn watermark_with(handles: usize) -> (pvar::HighWatermark<u64>, Option<pvar::Session>) {
+    let reg = pvar::Registry::new();
+    let w = reg.high_watermark::<u64>("wm").register().unwrap();
+    if handles == 0 {
+        return (w, None);
+    }
+    let session = reg.session().unwrap();
+    for _ in 0..handles {
+        let (h, _) = session.alloc(w.index(), None).unwrap();
+        session.start(h).unwrap();
+    }
+    (w, Some(session))
+}
+
+fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
+    let expect = threads as u64 * iters;
+    match case {
+        "thread_local" => run_threads(threads, iters, |iters| {
+            TL.with(|c| {
+                timed(iters, || {
+                    let c = black_box(c);
+                    c.set(c.get() + 1);
+                })
+            })
+        }),
+        "atomic_owned" => run_threads(threads, iters, |iters| {
+            let a = Padded(AtomicU64::new(0));
+            timed(iters, || {
+                black_box(&a.0).fetch_add(1, Ordering::Relaxed);
+            })
+        }),
+        "atomic_shared" => {
+            let shared = Arc::new(Padded(AtomicU64::new(0)));
+            run_threads(threads, iters, move |iters| {
+                let a = &shared.0;
+                timed(iters, || {
+                    black_box(a).fetch_add(1, Ordering::Relaxed);
+                })
+            })
+        }
+        "prometheus" => {
+            let c = prometheus::IntCounter::new("bench_total", "bench").unwrap();
+            let check = c.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                timed(iters, || black_box(&c).inc())
+            });
+            assert_eq!(check.get(), expect);
+            d
+        }
+        "metrics" => {
+            let cell = Arc::new(AtomicU64::new(0));
+            let rec = AtomicRecorder(cell.clone());
+            let c = metrics::with_local_recorder(&rec, || metrics::counter!("bench_total"));
+            let d = run_threads(threads, iters, move |iters| {
+                timed(iters, || black_box(&c).increment(1))
+            });
+            assert_eq!(cell.load(Ordering::Relaxed), expect);
+            d
+        }
+        "racy_global" => {
+            let shared = Arc::new(Padded(AtomicU64::new(0)));
+            let check = shared.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                let a = &shared.0;
+                timed(iters, || {
+                    let a = black_box(a);
+                    a.store(a.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                })
+            });
+            let got = check.0.load(Ordering::Relaxed);
+            let mut lost = LOST.lock().unwrap();
+            let e = lost.entry(threads).or_default();
+            e.0 += expect - got;
+            e.1 += expect;
+            d
+        }
+        "counter" | "counter_again" => {
+            let reg = pvar::Registry::new();
+            let c = reg.counter("bench_counter").register().unwrap();
+            let check = c.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                c.inc(); // first touch: thread id, record, chunk
+                timed(iters, || black_box(&c).inc())
+            });
+            assert_eq!(check.get(), expect + threads as u64, "exact total");
+            d
+        }
+        "local_counter" => {
+            let reg = pvar::Registry::new();
+            let c = reg.counter("bench_local").register().unwrap();
+            let check = c.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                let local = c.local(0);
+                timed(iters, || black_box(&local).inc())
+            });
+            assert_eq!(check.get(), expect, "exact total");
+            d
+        }
+        "aggregate_u64" => {
+            let reg = pvar::Registry::new();
+            let a = reg.aggregate::<u64>("bytes").register().unwrap();
+            let check = a.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                a.add(0);
+                timed(iters, || black_box(&a).add(black_box(3)))
+            });
+            assert_eq!(check.get(), 3 * expect, "exact total");
+            d
+        }
+        "aggregate_f64" => {
+            let reg = pvar::Registry::new();
+            let a = reg.aggregate::<f64>("secs").register().unwrap();
+            let check = a.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                a.add(0.0);
+                timed(iters, || black_box(&a).add(black_box(1.5)))
+            });
+            assert_eq!(check.get(), 1.5 * expect as f64, "exact total");
+            d
+        }
+        "level_inc_dec" => {
+            let reg = pvar::Registry::new();
+            let l = reg.level::<u64>("queue").register().unwrap();
+            let check = l.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                l.inc();
+                l.dec();
+                timed_i(iters, |i| {
+                    if i & 1 == 0 {
+                        black_box(&l).inc()
+                    } else {
+                        black_box(&l).dec()
+                    }
+                })
+            });
+            assert_eq!(check.get(), threads as u64 * (iters & 1), "exact total");
+            d
+        }
+        "watermark_0h" | "watermark_1h" | "watermark_16h" => {
+            let handles = match case {
+                "watermark_0h" => 0,
+                "watermark_1h" => 1,
+                _ => 16,
+            };
+            let (w, session) = watermark_with(handles);
+            let d = run_threads(threads, iters, move |iters| {
+                timed_i(iters, |i| black_box(&w).update(i & 63))
+            });
+            drop(session);
+            d
+        }
+        "counter_1000h" => {
+            let (_reg, c, sessions) = with_1000_handles();
+            let check = c.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                c.inc();
+                timed(iters, || black_box(&c).inc())
+            });
+            assert_eq!(check.get(), expect + threads as u64, "exact total");
+            drop(sessions); // the handles stayed started throughout
+            d
+        }
+        _ => unreachable!("unknown case {case}"),
+    }
+}
+
+fn measure_timer(case: &str, threads: usize, iters: u64) -> Duration {
+    match case {
+        "quanta_pair" => {
+            let clock = quanta::Clock::new();
+            clock.raw();
+            run_threads(threads, iters, move |iters| {
+                let mut sum = 0u64;
+                let d = timed(iters, || {
+                    let c = black_box(&clock);
+                    let a = c.raw();
+                    let b = c.raw();
+                    sum = sum.wrapping_add(b.wrapping_sub(a));
+                });
+                black_box(sum);
+                d
+            })
+        }
+        "instant_pair" => run_threads(threads, iters, |iters| {
+            let mut sum = Duration::ZERO;
+            let d = timed(iters, || {
+                let a = black_box(Instant::now());
+                sum += a.elapsed();
+            });
+            black_box(sum);
+            d
+        }),
+        "timer_start_stop" => {
+            let reg = pvar::Registry::new();
+            let t = reg.timer("section").register().unwrap();
+            run_threads(threads, iters, move |iters| {
+                t.start();
+                t.stop();
+                timed(iters, || {
+                    let t = black_box(&t);
+                    t.start();
+                    t.stop();
+                })
+            })
+        }
+        "timer_scoped" => {
+            let reg = pvar::Registry::new();
+            let t = reg.timer("section").register().unwrap();
+            run_threads(threads, iters, move |iters| {
+                drop(t.scoped());
+                timed(iters, || drop(black_box(&t).scoped()))
+            })
+        }
+        _ => unreachable!("unknown case {case}"),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let threads = thread_counts();
+    let mut group = c.benchmark_group("update");
+    quick(&mut group);
+    for &t in &threads {
+        for case in UPDATE_CASES {
+            group.bench_with_input(BenchmarkId::new(case, t), &t, |b, &t| {
+                b.iter_custom(|iters| measure_update(case, t, iters))
+            });
+        }
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("timer");
+    quick(&mut group);
+    for &t in &threads {
+        for case in TIMER_CASES {
+            group.bench_with_input(BenchmarkId::new(case, t), &t, |b, &t| {
+                b.iter_custom(|iters| measure_timer(case, t, iters))
+            });
+        }
+    }
+    group.finish();
+}
+
+fn report_lost() {
+    let lost = LOST.lock().unwrap();
+    let mut json = String::from("{");
+    println!("\nracy_global (relaxed load + store on one shared u64): updates lost");
+    for (k, (t, (l, e))) in lost.iter().enumerate() {
+        let pct = if *e == 0 {
+            0.0
+        } else {
+            100.0 * *l as f64 / *e as f64
+        };
+        println!("  {t} thread(s): {l} of {e} ({pct:.2}%)");
+        if k > 0 {
+            json.push(',');
+        }
+        json += &format!("\"{t}\":{{\"lost\":{l},\"expected\":{e}}}");
+    }
+    json.push('}');
+    common::side_output("racy.json", &json);
+}
+
+fn main() {
+    let mut c = common::criterion();
+    bench(&mut c);
+    c.final_summary();
+    if common::benchmarking() {
+        report_lost();
+    }
+}

@@ -1,0 +1,139 @@
+//! Tool-side costs (`cargo bench --bench tool`):
+//!
+//! - `read_one/<threads>`: `Session::read_u64` of one started COUNTER
+//!   handle when 1, 2, 8 or 32 threads are registered (each updated the
+//!   counter, then parks until the case ends): the merge is O(threads);
+//! - `read_all/<n>`: reading every one of 10, 1,000 and 10,000 started
+//!   handles (one per counter) in one session; per iteration = all `n`
+//!   (divide for per handle);
+//! - `handle/alloc_free`: `Session::alloc` + `Session::free` of a COUNTER
+//!   handle; `handle/alloc_free_watermark` the same for a HIGHWATERMARK
+//!   (which also subscribes);
+//! - `session/create_free`: `Registry::session` + drop (session free).
+//!
+//! The baselines for reads are in the ratios `scripts/bench.sh` prints:
+//! the goal is ≤ 5 ns per registered thread + ≤ 50 ns.
+
+mod common;
+
+use std::hint::black_box;
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+
+use common::quick;
+use criterion::{BenchmarkId, Criterion};
+
+const READ_THREADS: [usize; 4] = [1, 2, 8, 32];
+const READ_ALL: [usize; 3] = [10, 1_000, 10_000];
+
+/// Starts `n` threads that each update `counter` once and then park until
+/// the returned sender is dropped.
+fn park_threads(
+    counter: &pvar::Counter,
+    n: usize,
+) -> (mpsc::Sender<()>, Vec<std::thread::JoinHandle<()>>) {
+    let (tx, rx) = mpsc::channel::<()>();
+    let rx = Arc::new(std::sync::Mutex::new(rx));
+    let ready = Arc::new(Barrier::new(n + 1));
+    let joins = (0..n)
+        .map(|_| {
+            let c = counter.clone();
+            let rx = rx.clone();
+            let ready = ready.clone();
+            std::thread::spawn(move || {
+                c.inc();
+                ready.wait();
+                // Parks: returns when the sender is dropped.
+                let _ = rx.lock().map(|r| r.recv());
+            })
+        })
+        .collect();
+    ready.wait();
+    (tx, joins)
+}
+
+fn read_one(c: &mut Criterion) {
+    let mut group = c.benchmark_group("read_one");
+    quick(&mut group);
+    for n in READ_THREADS {
+        let reg = pvar::Registry::new();
+        let counter = reg.counter("sent").register().unwrap();
+        let session = reg.session().unwrap();
+        let (h, _) = session.alloc(counter.index(), None).unwrap();
+        session.start(h).unwrap();
+        let (tx, joins) = park_threads(&counter, n);
+        assert_eq!(reg.thread_records(), n, "one record per parked thread");
+        assert_eq!(session.read_u64(h).unwrap(), n as u64);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| black_box(session.read_u64(black_box(h)).unwrap()))
+        });
+        drop(tx);
+        joins.into_iter().for_each(|j| j.join().unwrap());
+    }
+    group.finish();
+}
+
+fn read_all(c: &mut Criterion) {
+    let mut group = c.benchmark_group("read_all");
+    quick(&mut group);
+    for n in READ_ALL {
+        let reg = pvar::Registry::new();
+        let session = reg.session().unwrap();
+        let handles: Vec<_> = (0..n)
+            .map(|k| {
+                let c = reg.counter(&format!("c{k}")).register().unwrap();
+                c.inc();
+                session.alloc(c.index(), None).unwrap().0
+            })
+            .collect();
+        session.start_all().unwrap();
+        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| {
+                let mut sum = 0u64;
+                for &h in &handles {
+                    sum = sum.wrapping_add(session.read_u64(h).unwrap());
+                }
+                black_box(sum)
+            })
+        });
+    }
+    group.finish();
+}
+
+fn alloc_free(c: &mut Criterion) {
+    let mut group = c.benchmark_group("handle");
+    quick(&mut group);
+    let reg = pvar::Registry::new();
+    let counter = reg.counter("sent").register().unwrap();
+    let wm = reg.high_watermark::<u64>("depth").register().unwrap();
+    counter.inc();
+    let session = reg.session().unwrap();
+    group.bench_function("alloc_free", |b| {
+        b.iter(|| {
+            let (h, _) = session.alloc(black_box(counter.index()), None).unwrap();
+            session.free(h).unwrap();
+        })
+    });
+    group.bench_function("alloc_free_watermark", |b| {
+        b.iter(|| {
+            let (h, _) = session.alloc(black_box(wm.index()), None).unwrap();
+            session.free(h).unwrap();
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("session");
+    quick(&mut group);
+    group.bench_function("create_free", |b| {
+        b.iter(|| drop(black_box(reg.session().unwrap())))
+    });
+    group.finish();
+}
+
+fn main() {
+    let mut c = common::criterion();
+    read_one(&mut c);
+    read_all(&mut c);
+    alloc_free(&mut c);
+    c.final_summary();
+}
