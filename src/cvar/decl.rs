@@ -139,6 +139,11 @@ impl CvarDecl {
 
 /// A control variable declared as a `static` with [`cvar!`](crate::cvar!):
 /// registered in [`global`](crate::global) on first use.
+///
+/// The first use registers the variable (it allocates, takes locks and
+/// reads the environment), so it is not async-signal-safe; call
+/// [`StaticCvar::register`] during start-up if the variable may first be
+/// read from a signal handler. Later reads are lock- and allocation-free.
 pub struct StaticCvar<T: CvarType> {
     decl: CvarDecl,
     default: <T as Sealed>::Static,
