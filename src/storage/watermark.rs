@@ -26,7 +26,11 @@ use crate::storage::Repr;
 use crate::sync::append_vec::AppendVec;
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, fence};
 
+/// Updaters push the marks of started subscriptions only.
 const STARTED: u64 = 1;
+/// A `start` is initialising the marks; updaters skip the subscription.
+const STARTING: u64 = 2;
+const FLAGS: u32 = 2;
 
 /// Raise (`high`) or lower (`!high`) an atomic mark to `v`.
 #[inline]
@@ -41,7 +45,7 @@ pub(crate) fn push_mark(mark: &AtomicU64, v: u64, high: bool, repr: Repr) {
 }
 
 pub(crate) struct Subscriber {
-    /// `generation << 1 | STARTED`.
+    /// `generation << FLAGS | STARTING | STARTED`.
     state: AtomicU64,
     marks: Box<[AtomicU64]>,
 }
@@ -111,31 +115,46 @@ impl WatermarkStore {
             }),
         };
         let sub = self.subs.get(index).expect("slot exists");
-        let generation = (sub.state.load(Ordering::Relaxed) >> 1) + 1;
+        let generation = (sub.state.load(Ordering::Relaxed) >> FLAGS) + 1;
         for (m, l) in sub.marks.iter().zip(self.level.iter()) {
             m.store(l.load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        sub.state.store(generation << 1, Ordering::Release);
+        sub.state.store(generation << FLAGS, Ordering::Release);
         SubKey { index, generation }
     }
 
     fn sub(&self, key: SubKey) -> Option<&Subscriber> {
         let sub = self.subs.get(key.index)?;
-        (sub.state.load(Ordering::Acquire) >> 1 == key.generation).then_some(sub)
+        (sub.state.load(Ordering::Acquire) >> FLAGS == key.generation).then_some(sub)
     }
 
     /// Starts the subscription: marks = current levels, then marks follow
     /// updates. Async-signal-safe.
+    ///
+    /// Exactly one caller wins the stopped → STARTING transition (a CAS), so
+    /// the started count is bumped once however many threads, or a signal
+    /// handler re-entering on this thread, start the same subscription. A
+    /// start or stop that finds it STARTING returns at once (it does not
+    /// wait for the interrupted start): it is ordered before that start.
     pub(crate) fn start(&self, key: SubKey, repr: Repr) {
         let Some(sub) = self.sub(key) else { return };
-        if sub.state.load(Ordering::Relaxed) & STARTED != 0 {
-            return;
+        let stopped = key.generation << FLAGS;
+        if sub
+            .state
+            .compare_exchange(
+                stopped,
+                stopped | STARTING,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return; // already started or starting, or freed
         }
         for (m, l) in sub.marks.iter().zip(self.level.iter()) {
             m.store(l.load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        sub.state
-            .store(key.generation << 1 | STARTED, Ordering::Release);
+        sub.state.store(stopped | STARTED, Ordering::Release);
         self.started.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         // Levels stored before our start became visible to updaters.
@@ -144,14 +163,23 @@ impl WatermarkStore {
         }
     }
 
-    /// Stops the subscription: marks freeze. Async-signal-safe.
+    /// Stops the subscription: marks freeze. Async-signal-safe; only the
+    /// caller that wins the started → stopped CAS lowers the started count.
     pub(crate) fn stop(&self, key: SubKey) {
         let Some(sub) = self.sub(key) else { return };
-        if sub.state.load(Ordering::Relaxed) & STARTED == 0 {
-            return;
+        let stopped = key.generation << FLAGS;
+        if sub
+            .state
+            .compare_exchange(
+                stopped | STARTED,
+                stopped,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+        {
+            self.started.fetch_sub(1, Ordering::SeqCst);
         }
-        sub.state.store(key.generation << 1, Ordering::Release);
-        self.started.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Whether the subscription is started.
@@ -161,18 +189,20 @@ impl WatermarkStore {
     }
 
     /// The mark of element `i`. A started mark also covers the level now
-    /// (an update stores the level before it pushes the marks).
+    /// (an update stores the level before it pushes the marks): the level is
+    /// pushed into the mark first, so successive reads never go backwards.
     /// Async-signal-safe.
     pub(crate) fn read(&self, key: SubKey, i: usize, repr: Repr) -> u64 {
         let Some(sub) = self.sub(key) else { return 0 };
-        let mark = sub.marks[i].load(Ordering::Relaxed);
         if sub.state.load(Ordering::Relaxed) & STARTED != 0 {
-            let level = self.level[i].load(Ordering::Relaxed);
-            if repr.passes(level, mark, self.high) {
-                return level;
-            }
+            push_mark(
+                &sub.marks[i],
+                self.level[i].load(Ordering::Relaxed),
+                self.high,
+                repr,
+            );
         }
-        mark
+        sub.marks[i].load(Ordering::Relaxed)
     }
 
     /// Sets the mark of element `i` to the current level (the starting
@@ -211,7 +241,7 @@ impl WatermarkStore {
         if let Some(sub) = self.sub(key) {
             // Bump the generation so stale keys and walking updaters skip it.
             sub.state
-                .store((key.generation + 1) << 1, Ordering::Release);
+                .store((key.generation + 1) << FLAGS, Ordering::Release);
             self.free
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
