@@ -617,6 +617,11 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         0,
         "a single-writer watermark went backwards"
     );
+    assert_eq!(
+        SHARED_HWM_BACKWARDS.load(SeqCst),
+        0,
+        "a watermark written by several threads went backwards"
+    );
     assert!(handled >= 1000, "only {handled} signals handled");
     assert!(tool_iterations > 0);
 
