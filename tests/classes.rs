@@ -108,6 +108,29 @@ fn many_variables_span_several_chunks() {
     assert!((0..1000).all(|i| big.get_at(i) == 1));
 }
 
+#[test]
+fn cell_memory_per_variable_per_thread() {
+    // 8 bytes per element per thread, allocated a chunk at a time: 64
+    // single-element counters fill chunk 0 (512 bytes) of each thread that
+    // touches them (docs/design.md, "Memory per variable per thread").
+    let reg = Registry::new();
+    let cs: Vec<_> = (0..64)
+        .map(|i| reg.counter(&format!("c{i}")).register().unwrap())
+        .collect();
+    assert_eq!(reg.cell_bytes(), 0, "nothing before the first update");
+    cs.iter().for_each(|c| c.inc());
+    assert_eq!(reg.cell_bytes(), 64 * 8);
+    let cs2 = cs.clone();
+    std::thread::spawn(move || cs2.iter().for_each(|c| c.inc()))
+        .join()
+        .unwrap();
+    assert_eq!(reg.cell_bytes(), 2 * 64 * 8);
+    // The 65th variable opens chunk 1 (128 cells), for the threads that touch it.
+    let c65 = reg.counter("c64").register().unwrap();
+    c65.inc();
+    assert_eq!(reg.cell_bytes(), 2 * 64 * 8 + 128 * 8);
+}
+
 // -------------------------------------------------------------- AGGREGATE
 
 #[test]
