@@ -55,13 +55,15 @@ impl ChunkIndex {
 
 /// A 128-byte group of cells; a chunk is a boxed slice of them.
 ///
-/// `repr(C)` with exactly 128 bytes of cells: a chunk is therefore also a
-/// contiguous array of `AtomicU64`, and cell `offset` of a chunk is at byte
-/// `8 * offset` from its start (see [`ThreadRecord::cell`]).
+/// `repr(C)` and nothing but the cells (asserted below): a chunk is
+/// therefore also a contiguous array of `AtomicU64`, and cell `offset` of a
+/// chunk is at byte `8 * offset` from its start (see [`ThreadRecord::cell`]).
+/// (Under loom the atomics are larger; the same holds with their size.)
 #[repr(C, align(128))]
 pub(crate) struct Line([AtomicU64; CELLS_PER_LINE]);
 
-const _: () = assert!(core::mem::size_of::<Line>() == CELLS_PER_LINE * 8);
+const _: () =
+    assert!(core::mem::size_of::<Line>() == CELLS_PER_LINE * core::mem::size_of::<AtomicU64>());
 
 /// One thread's cells for one cell space.
 pub(crate) struct ThreadRecord {
@@ -111,7 +113,7 @@ impl ThreadRecord {
     unsafe fn cell_at<'a>(lines: *const Line, offset: usize) -> &'a AtomicU64 {
         // SAFETY: a chunk is one allocation of `chunk_cells(k) / 16` lines,
         // each exactly 16 `AtomicU64`s with no padding (`repr(C)`, size
-        // asserted above), so it is also an array of `chunk_cells(k)` cells
+        // asserted at `Line`), so it is also an array of `chunk_cells(k)` cells
         // and the pointer keeps the provenance of the whole allocation. The
         // caller guarantees `offset < chunk_cells(k)`: the cell is in bounds.
         unsafe { &*lines.cast::<AtomicU64>().add(offset) }
