@@ -70,7 +70,11 @@ impl HandleData {
     ) -> Self {
         let count = storage.count;
         let state = if storage.class.is_sum() {
-            HandleState::Sum((0..count).map(|_| AtomicU128::new(pack(0, false))).collect())
+            HandleState::Sum(
+                (0..count)
+                    .map(|_| AtomicU128::new(pack(0, false)))
+                    .collect(),
+            )
         } else if let Kind::Watermark(w) = &storage.kind {
             HandleState::Watermark(w.subscribe())
         } else {
@@ -122,7 +126,12 @@ impl HandleData {
     /// Applies `f(x, started, current) -> new word` to element `i` with a
     /// CAS loop; returns what `f` computed alongside the word.
     #[inline]
-    fn cas_element<R>(&self, cells: &[AtomicU128], i: usize, f: impl Fn(u64, bool, u64) -> (u128, R)) -> R {
+    fn cas_element<R>(
+        &self,
+        cells: &[AtomicU128],
+        i: usize,
+        f: impl Fn(u64, bool, u64) -> (u128, R),
+    ) -> R {
         let mut w = cells[i].load(Ordering::Acquire);
         loop {
             let (x, started) = unpack(w);
@@ -151,7 +160,8 @@ impl HandleData {
                         }
                         let current = self.storage.current(i);
                         let new = pack(repr.sub(x, current), true);
-                        match cells[i].compare_exchange(w, new, Ordering::AcqRel, Ordering::Acquire) {
+                        match cells[i].compare_exchange(w, new, Ordering::AcqRel, Ordering::Acquire)
+                        {
                             Ok(_) => break,
                             Err(now) => w = now,
                         }
@@ -188,7 +198,14 @@ impl HandleData {
             HandleState::Sum(cells) => {
                 for i in 0..self.count {
                     self.cas_element(cells, i, |x, started, current| {
-                        (if started { pack(repr.add(x, current), false) } else { pack(x, false) }, ())
+                        (
+                            if started {
+                                pack(repr.add(x, current), false)
+                            } else {
+                                pack(x, false)
+                            },
+                            (),
+                        )
                     });
                 }
             }
@@ -254,7 +271,14 @@ impl HandleData {
                 for (i, &v) in values.iter().enumerate().take(self.count) {
                     let v = self.storage.from_output(v);
                     self.cas_element(cells, i, |_, started, current| {
-                        (if started { pack(repr.sub(v, current), true) } else { pack(v, false) }, ())
+                        (
+                            if started {
+                                pack(repr.sub(v, current), true)
+                            } else {
+                                pack(v, false)
+                            },
+                            (),
+                        )
                     });
                 }
             }
@@ -262,6 +286,11 @@ impl HandleData {
                 if let Kind::Watermark(w) = &self.storage.kind {
                     for (i, &v) in values.iter().enumerate().take(self.count) {
                         w.write(*k, i, v);
+                        // While started, the level at the time of the write
+                        // is a level "since the write": cover it now, as a
+                        // read would, so what the handle reads later does
+                        // not depend on whether the tool read in between.
+                        let _ = w.read(*k, i, repr);
                     }
                 }
             }

@@ -121,6 +121,10 @@ fn override_of(k: VarKind, sel: u8) -> Option<Datatype> {
     Some(list[sel as usize % list.len()])
 }
 
+/// Leave out the operations that trigger the known open bugs listed in
+/// `tests/regressions.rs` (flip it to check whether they are fixed).
+pub const SKIP_KNOWN_BUGS: bool = true;
+
 const NAMES: [&str; 3] = ["a", "b", "c"];
 
 fn fmt_vals(dt: Datatype, v: &[u64]) -> String {
@@ -156,6 +160,9 @@ pub struct Harness {
     pub sessions: Vec<(SessionId, usize)>,
     /// Every handle ever allocated: engine key, model id, engine session.
     pub handles: Vec<(HandleId, usize, SessionId)>,
+    /// Read every live handle after every step. Reads must not change what
+    /// a handle reads later, so sequences run both with and without.
+    pub check_each_step: bool,
     step: usize,
 }
 
@@ -175,6 +182,7 @@ impl Harness {
             comps: Vec::new(),
             sessions: Vec::new(),
             handles: Vec::new(),
+            check_each_step: true,
             step: 0,
         }
     }
@@ -568,6 +576,18 @@ impl Harness {
         };
         let eighths = |m: u32| (a % m) as f64 / 8.0;
         let m = &mut self.model;
+        // Known bug (tests/regressions.rs,
+        // `watermark_init_never_lowers_a_started_high_watermark`): `init`
+        // changes the level without pushing started handles' marks, so a
+        // started high watermark can later read lower than it did. Until it
+        // is fixed, the sequences do not `init` under a started handle.
+        if SKIP_KNOWN_BUGS
+            && u.how % 8 == 7
+            && m.vars[var].meta.is_watermark()
+            && m.handles.values().any(|h| h.var == var && h.started)
+        {
+            return;
+        }
         match c {
             Comp::Counter(c) => {
                 if u.how % 2 == 0 {
@@ -799,14 +819,25 @@ impl Harness {
                 eprintln!("step {}: {op:?}", self.step);
             }
             self.apply(op);
-            self.check_all(op);
+            if self.check_each_step {
+                self.check_all(op);
+            }
             self.step += 1;
+        }
+        if let Some(op) = ops.last() {
+            self.check_all(op);
         }
     }
 }
 
-/// Decodes `data` into at most `max` operations and replays them.
+/// Decodes `data` into at most `max` operations and replays them; the
+/// first byte's low bit chooses whether every step is checked.
 pub fn run_bytes(data: &[u8], max: usize) {
-    let ops = ops::decode(data, max);
-    Harness::new().run(&ops);
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let ops = ops::decode(rest, max);
+    let mut h = Harness::new();
+    h.check_each_step = first & 1 == 0;
+    h.run(&ops);
 }
