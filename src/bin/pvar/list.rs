@@ -242,8 +242,8 @@ fn print_tree(l: &Listing, index: usize, depth: usize, seen: &mut Vec<usize>) {
 fn print_text(l: &Listing) {
     println!("performance variables ({})", l.pvars.len());
     println!(
-        "  {:>3} {:<28} {:<14} {:<23} {:<10} {:<10} {:<5} {:<13} {}",
-        "idx", "name", "class", "datatype", "count", "bind", "flags", "verbosity", "category"
+        "  {:>3} {:<28} {:<14} {:<23} {:<10} {:<10} {:<5} {:<13} category",
+        "idx", "name", "class", "datatype", "count", "bind", "flags", "verbosity"
     );
     for p in &l.pvars {
         println!(
@@ -270,8 +270,8 @@ fn print_text(l: &Listing) {
     println!();
     println!("control variables ({})", l.cvars.len());
     println!(
-        "  {:>3} {:<28} {:<23} {:<10} {:<13} {:<10} {:<12} {}",
-        "idx", "name", "datatype", "scope", "verbosity", "bind", "value", "category"
+        "  {:>3} {:<28} {:<23} {:<10} {:<13} {:<10} {:<12} category",
+        "idx", "name", "datatype", "scope", "verbosity", "bind", "value"
     );
     for c in &l.cvars {
         println!(

@@ -488,6 +488,7 @@ pub fn print_text(r: &Report) {
             row.busy_mean * 100.0,
             row.states
                 .iter()
+                .filter(|(_, v)| **v >= 0.005)
                 .map(|(k, v)| format!("{k} {:.0}%", v * 100.0))
                 .collect::<Vec<_>>()
                 .join(", ")

@@ -104,10 +104,9 @@ extern "C" fn on_sigprof(_sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *m
     let saved = unsafe { *errno_ptr() };
     if ACTIVE.load(Ordering::Acquire)
         && let Some(ctx) = CTX.get()
+        && record(ctx).is_err()
     {
-        if record(ctx).is_err() {
-            FAILED.fetch_add(1, Ordering::Relaxed);
-        }
+        FAILED.fetch_add(1, Ordering::Relaxed);
     }
     #[cfg(target_os = "linux")]
     // SAFETY: as above.

@@ -250,7 +250,7 @@ fn worker<const ON: bool>(
         }
         if ON {
             rounds += 1;
-            if rounds % 64 == 0 {
+            if rounds.is_multiple_of(64) {
                 let el = window_start.elapsed();
                 if el >= Duration::from_millis(20) {
                     let busy = 1.0 - waited.as_secs_f64() / el.as_secs_f64();
