@@ -127,6 +127,11 @@ fn every_datatype_reads_and_writes_through_handles() {
     // MPI_CHAR: the count covers the terminating NUL.
     let (hs, n) = h(6);
     assert_eq!(n, 16);
+    assert_eq!(reg.cvar_handle_info(hs).unwrap(), (6, Datatype::Char, 16));
+    assert_eq!(
+        reg.cvar_handle_info(hul).unwrap(),
+        (2, Datatype::UnsignedLong, 1)
+    );
     let mut sbuf = [0xffu8; 16];
     reg.cvar_read(hs, &mut sbuf).unwrap();
     assert_eq!(&sbuf[..6], b"hello\0");
@@ -251,6 +256,10 @@ fn freed_and_forged_handles_give_invalid_handle() {
     assert_eq!(reg.cvar_handles_in_use(), 1);
     reg.cvar_handle_free(h).unwrap();
     assert_eq!(reg.cvar_handles_in_use(), 0);
+    assert_eq!(
+        reg.cvar_handle_info(h).unwrap_err().code(),
+        ErrorCode::InvalidHandle
+    );
     let code = |r: pvar::Result<()>| r.unwrap_err().code();
     assert_eq!(
         code(reg.cvar_read(h, &mut [0; 8])),

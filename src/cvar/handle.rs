@@ -272,6 +272,24 @@ impl crate::Registry {
             .remove(h)
     }
 
+    /// What a live handle refers to: the variable's index, its datatype and
+    /// the element count returned at allocation (so the C layer can size
+    /// `MPI_T_cvar_read/write` buffers without a table of its own);
+    /// `INVALID_HANDLE` if `h` is not live.
+    pub fn cvar_handle_info(&self, h: CvarHandle) -> Result<(usize, crate::Datatype, usize)> {
+        let (var, count) = {
+            let slab = self
+                .inner
+                .cvars
+                .handles
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let t = slab.get(h)?;
+            (t.var, t.cell.count)
+        };
+        Ok((var, self.inner.cvars.var(var)?.info.datatype, count))
+    }
+
     /// Number of control variable handles currently allocated.
     pub fn cvar_handles_in_use(&self) -> usize {
         self.inner
