@@ -8,8 +8,10 @@
 //!   (a lazily registered `static` in [`global`](crate::global)), or with
 //!   [`Registry::cvar`] on any registry.
 //! - Read it with [`Cvar::get`] / [`StaticCvar::get`]: one relaxed atomic
-//!   load for numbers; a lock-free, allocation-free lookup for strings (see
-//!   [`value`](self) storage notes in the component guide).
+//!   load for numbers; a lock-free, allocation-free lookup for strings
+//!   (every distinct string value stays allocated until the variable is
+//!   dropped, so a reader never sees a freed string; see
+//!   `docs/component-guide.md`).
 //! - The component may [`freeze`](Cvar::freeze) a variable (tools then get
 //!   `MPI_T_ERR_CVAR_SET_NOT_NOW`) and unfreeze it later. Variables of scope
 //!   `CONSTANT` or `READONLY` refuse every tool write with
