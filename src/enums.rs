@@ -217,7 +217,7 @@ impl crate::Registry {
             .expect("non-strict lookup never fails")
     }
 
-    /// The enumeration with index `index` (see [`Registry::enum_index`]);
+    /// The enumeration with index `index` (see [`Registry::enum_index`](crate::Registry::enum_index));
     /// `MPI_T_ERR_INVALID` if no enumeration has that index (the C
     /// interface maps a bad `MPI_T_enum` handle here). Lock-free.
     pub fn enumeration(&self, index: usize) -> Result<&Enumeration> {

@@ -29,9 +29,9 @@
 //!
 //! Self-observation: the first init registers the engine's own variables
 //! in [`global`](crate::global) (see [`crate::observe`]). Isolated
-//! [`Registry`](crate::Registry) values are never touched.
+//! [`Registry`] values are never touched.
 //!
-//! The Rust [`Registry`](crate::Registry) methods themselves do not check
+//! The Rust [`Registry`] methods themselves do not check
 //! the count: a component or test may use a registry without initialising
 //! the tool interface.
 

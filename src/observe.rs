@@ -7,11 +7,11 @@
 //!
 //! | name | class | value |
 //! |---|---|---|
-//! | `pvar_engine_sessions` | LEVEL | pvar sessions allocated ([`Registry::tool_stats`]) |
+//! | `pvar_engine_sessions` | LEVEL | pvar sessions allocated ([`Registry::tool_stats`](crate::Registry::tool_stats)) |
 //! | `pvar_engine_handles` | LEVEL | pvar handles allocated |
 //! | `pvar_engine_reads` | COUNTER | pvar handle reads served since start |
 //! | `pvar_engine_live_threads` | LEVEL | threads holding a per-thread id ([`crate::live_threads`]) |
-//! | `pvar_engine_thread_records` | LEVEL | per-thread records of this registry ([`Registry::thread_records`]) |
+//! | `pvar_engine_thread_records` | LEVEL | per-thread records of this registry ([`Registry::thread_records`](crate::Registry::thread_records)) |
 //!
 //! Control variables (read-only for tools):
 //!

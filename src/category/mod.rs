@@ -100,7 +100,16 @@ pub struct CategoryInfo<'a> {
     pub num_categories: usize,
 }
 
-/// The category tree of a registry; see the [module docs](self).
+/// The category tree of a registry.
+///
+/// Indices and member order never change; a category never contains
+/// itself, directly or through others (refused at registration); members
+/// may name a category before it is defined (reported by
+/// [`Categories::undefined`] until then); [`Categories::changed`] increases
+/// with every addition. The `*_into` queries follow MPI_T's "write up to
+/// `len` entries" rule: they fill the first `min(len, n)` entries of the
+/// slice (the first members in order added), leave the rest untouched, and
+/// return how many they wrote. Queries are lock-free; additions lock.
 ///
 /// ```
 /// let reg = pvar::Registry::new();

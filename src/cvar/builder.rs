@@ -20,7 +20,7 @@ use super::{CvarBody, CvarInfo};
 pub const DEFAULT_STRING_CAPACITY: usize = 256;
 
 /// Describes a control variable before registering it; from
-/// [`Registry::cvar`].
+/// [`Registry::cvar`](crate::Registry::cvar).
 ///
 /// ```
 /// use pvar::{Registry, Scope, Verbosity};

@@ -345,7 +345,7 @@ impl crate::Registry {
         self.cvar_store(h, |var| decode(var, buf))
     }
 
-    /// [`Registry::cvar_write`] with a typed value.
+    /// [`Registry::cvar_write`](crate::Registry::cvar_write) with a typed value.
     pub fn cvar_write_value(&self, h: CvarHandle, value: &CvarValue) -> Result<()> {
         self.cvar_store(h, |_| Ok(value.clone()))
     }

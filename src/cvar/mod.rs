@@ -6,7 +6,7 @@
 //!
 //! - Declare one where it is used with the [`cvar!`](crate::cvar!) macro
 //!   (a lazily registered `static` in [`global`](crate::global)), or with
-//!   [`Registry::cvar`] on any registry.
+//!   [`Registry::cvar`](crate::Registry::cvar) on any registry.
 //! - Read it with [`Cvar::get`] / [`StaticCvar::get`]: one relaxed atomic
 //!   load for numbers; a lock-free, allocation-free lookup for strings
 //!   (every distinct string value stays allocated until the variable is
@@ -17,10 +17,10 @@
 //!   `CONSTANT` or `READONLY` refuse every tool write with
 //!   `MPI_T_ERR_CVAR_SET_NEVER`; the component can still [`Cvar::set`]
 //!   a `READONLY` one.
-//! - Tools use [`Registry::num_cvars`], [`Registry::cvar_info`],
-//!   [`Registry::cvar_index`], and handles: [`Registry::cvar_handle_alloc`],
-//!   [`Registry::cvar_read`], [`Registry::cvar_write`],
-//!   [`Registry::cvar_handle_free`].
+//! - Tools use [`Registry::num_cvars`](crate::Registry::num_cvars), [`Registry::cvar_info`](crate::Registry::cvar_info),
+//!   [`Registry::cvar_index`](crate::Registry::cvar_index), and handles: [`Registry::cvar_handle_alloc`](crate::Registry::cvar_handle_alloc),
+//!   [`Registry::cvar_read`](crate::Registry::cvar_read), [`Registry::cvar_write`](crate::Registry::cvar_write),
+//!   [`Registry::cvar_handle_free`](crate::Registry::cvar_handle_free).
 //!
 //! Signal safety: numeric reads through a component handle are a single
 //! atomic load; string reads take no lock and allocate nothing. The
@@ -74,7 +74,7 @@ pub struct CvarInfo {
     /// Intended audience and detail.
     pub verbosity: Verbosity,
     /// Optional enumeration (only with `MPI_INT`); its `MPI_T_enum` index
-    /// comes from [`Registry::enum_index`].
+    /// comes from [`Registry::enum_index`](crate::Registry::enum_index).
     pub enumeration: Option<Enumeration>,
     /// Free text; should say what the scope requires of writers.
     pub description: String,

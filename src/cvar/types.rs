@@ -56,9 +56,9 @@ pub(crate) mod sealed {
 
 use sealed::{Init, Kind, Sealed};
 
-/// A type a control variable can have (see the [module table](self)).
-/// Sealed: implemented for `i32`, `bool`, `u32`, `u64`, `i64`, `f64` and
-/// `String`.
+/// A type a control variable can have. Sealed: `i32` and `bool`
+/// (`MPI_INT`), `u32` (`MPI_UNSIGNED`), `u64` (`MPI_UNSIGNED_LONG_LONG`),
+/// `i64` (`MPI_COUNT`), `f64` (`MPI_DOUBLE`) and `String` (`MPI_CHAR`).
 pub trait CvarType: Sealed {
     /// The datatype tools see (overridable for `u64`, see
     /// [`CvarBuilder::datatype`](super::CvarBuilder::datatype)).
