@@ -3,7 +3,7 @@
 //! with C function pointers and a `void *` context), categories and control
 //! variables in the process-wide registry, and updating them.
 //!
-//! A `pvar_var` is a `Box` of the typed Rust handle ([`Var`]); an update is
+//! A `pvar_var` is a `Box` of the typed Rust handle (`register::Var`); an update is
 //! one call into Rust that matches the class and runs the inlined Rust fast
 //! path (a relaxed load and store of the calling thread's cell for
 //! counters). Updates on a NULL handle, on an element out of range, or of a
