@@ -115,3 +115,40 @@ fn isolated_registries_get_no_engine_variables() {
     assert_eq!(reg.num_cvars(), pvar::observe::CVARS.len());
     assert!(reg.undefined_categories().is_empty());
 }
+
+#[test]
+fn engine_variables_observe_the_tool_side() {
+    // An isolated registry so other tests' sessions do not interfere.
+    let reg = pvar::Registry::new();
+    pvar::observe::register_engine_vars(&reg).unwrap();
+    let sessions = reg
+        .pvar_index("pvar_engine_sessions", PvarClass::Level)
+        .unwrap();
+    let handles = reg
+        .pvar_index("pvar_engine_handles", PvarClass::Level)
+        .unwrap();
+    let live = reg
+        .pvar_index("pvar_engine_live_threads", PvarClass::Level)
+        .unwrap();
+    let s = reg.session_create().unwrap();
+    let (hs, _) = reg.handle_alloc(s, sessions, None).unwrap();
+    let (hh, _) = reg.handle_alloc(s, handles, None).unwrap();
+    let (hl, _) = reg.handle_alloc(s, live, None).unwrap();
+    let s2 = reg.session_create().unwrap();
+    assert_eq!(reg.read_u64(s, hs).unwrap(), 2);
+    assert_eq!(reg.read_u64(s, hh).unwrap(), 3);
+    // This thread holds an id once it has updated anything.
+    reg.counter("touch").register().unwrap().inc();
+    assert!(reg.read_u64(s, hl).unwrap() >= 1);
+    reg.session_free(s2).unwrap();
+    assert_eq!(reg.read_u64(s, hs).unwrap(), 1);
+    // Reads served keep increasing (a COUNTER handle counts from its
+    // allocation).
+    let reads = reg
+        .pvar_index("pvar_engine_reads", PvarClass::Counter)
+        .unwrap();
+    let (hr, _) = reg.handle_alloc(s, reads, None).unwrap();
+    let first = reg.read_u64(s, hr).unwrap();
+    let second = reg.read_u64(s, hr).unwrap();
+    assert!(second > first, "{first} then {second}");
+}
