@@ -752,3 +752,26 @@ fn hot_path_reads_are_cheap() {
         assert!(ns < 1000.0, "{ns} ns per read");
     }
 }
+
+pvar::cvar! {
+    static CLASHING: u64 = 5;
+    name = "PVAR_TEST_CLASH";
+}
+
+#[test]
+fn a_static_whose_name_is_taken_works_detached() {
+    pvar::global()
+        .cvar::<f64>("PVAR_TEST_CLASH")
+        .register()
+        .unwrap();
+    let e = CLASHING.try_register().unwrap_err();
+    assert!(e.to_string().contains("PVAR_TEST_CLASH"), "{e}");
+    // The component still gets its default, without a registry index.
+    assert_eq!(CLASHING.get(), 5);
+    assert_eq!(CLASHING.cvar().index(), None);
+    let i = pvar::global().cvar_index("PVAR_TEST_CLASH").unwrap();
+    assert_eq!(
+        pvar::global().cvar_info(i).unwrap().datatype,
+        Datatype::Double
+    );
+}
