@@ -154,41 +154,39 @@ pub fn run(args: Args) -> Res<()> {
     let mut view = View::new(mode, cfg, duration);
     let stop = AtomicBool::new(false);
     let t0 = Instant::now();
-    let mut tool_err = None;
-    let stats = workload::run::<true>(cfg, &v, &stop, || {
+    // The tool thread: snapshots of the session's handles, shown live,
+    // until the run's time is up (then the workers are stopped).
+    let tool = |view: &mut View| -> pvar::Result<()> {
         let end = t0 + Duration::from_secs_f64(duration);
-        let mut prev = match Snapshot::take(reg, &handles, 0.0) {
-            Ok(s) => s,
-            Err(e) => {
-                tool_err = Some(e);
-                return;
-            }
-        };
+        let mut prev = Snapshot::take(reg, &handles, 0.0)?;
         loop {
             let now = Instant::now();
             if now >= end {
-                break;
+                return Ok(());
             }
             std::thread::sleep(REFRESH.min(end - now));
             if mode == Mode::Quiet {
                 continue;
             }
-            match Snapshot::take(reg, &handles, t0.elapsed().as_secs_f64().min(duration)) {
-                Ok(cur) => {
-                    view.show(&prev, &cur, sampler::taken(), eager_limit);
-                    prev = cur;
-                }
-                Err(e) => {
-                    tool_err = Some(e);
-                    return;
-                }
-            }
+            let t = t0.elapsed().as_secs_f64().min(duration);
+            let cur = Snapshot::take(reg, &handles, t)?;
+            view.show(&prev, &cur, sampler::taken(), eager_limit);
+            prev = cur;
         }
+    };
+    let mut tool_result = Ok(());
+    let stats = workload::run::<true>(cfg, &v, &stop, || {
+        tool_result = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("demo-tool".into())
+                .spawn_scoped(s, || tool(&mut view))
+                .expect("spawn the tool thread")
+                .join()
+                .expect("the tool thread panicked")
+        });
     });
     let samples = sampler::stop(SAMPLE_INTERVAL);
-    if let Some(e) = tool_err {
-        return Err(e.into());
-    }
+    tool_result?;
     // Every worker has finished: the final values.
     let fin = Snapshot::take(reg, &handles, stats.elapsed.as_secs_f64())?;
     session.stop_all()?;

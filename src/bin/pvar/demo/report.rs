@@ -418,7 +418,7 @@ pub fn print_text(r: &Report) {
     );
     let q = &r.queues;
     println!(
-        "  queues     depth at end [{}]  high watermark [{}] (max {} of {})  low watermark [{}]",
+        "  queues     depth at end [{}]  high watermark [{}] (max {}; senders back off at {})  low watermark [{}]",
         vec_str(&q.depth_final, |x| x.to_string()),
         vec_str(&q.high_watermark, |x| x.to_string()),
         q.high_watermark_max,

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use super::tool::{NAMES, Snapshot, V};
-use super::vars::STATE_NAMES;
+use super::vars::{COMM_WORLD, STATE_NAMES};
 use super::workload::Config;
 
 /// `1234567` → `1,234,567`.
@@ -19,6 +19,20 @@ pub fn group(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// `872048` → `872k`, `3531972` → `3.53M`: short, for arrays.
+pub fn compact(n: u64) -> String {
+    let x = n as f64;
+    if n < 10_000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        format!("{:.0}k", x / 1e3)
+    } else if n < 1_000_000_000 {
+        format!("{:.2}M", x / 1e6)
+    } else {
+        format!("{:.2}G", x / 1e9)
+    }
 }
 
 /// A rate with a thousands separator, or a short float below 10.
@@ -51,6 +65,18 @@ pub fn bytes(x: f64) -> String {
 fn list<T>(xs: impl IntoIterator<Item = T>, f: impl Fn(T) -> String) -> String {
     let v: Vec<String> = xs.into_iter().map(f).collect();
     format!("[{}]", v.join(" "))
+}
+
+/// Width of the terminal on standard output (80 if unknown).
+fn terminal_columns() -> usize {
+    // SAFETY: TIOCGWINSZ writes a `winsize` into `ws` and nothing else.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        ws.ws_col as usize
+    } else {
+        80
+    }
 }
 
 /// Where the view goes.
@@ -89,6 +115,9 @@ impl View {
             Mode::Quiet => {}
             Mode::Terminal => {
                 let lines = self.table(prev, cur, samples, eager_limit);
+                // A wrapped line would break the cursor movement: cut
+                // lines to the terminal's width.
+                let cols = terminal_columns().saturating_sub(1).max(20);
                 let mut out = std::io::stdout().lock();
                 let mut s = String::new();
                 if self.drawn > 0 {
@@ -96,7 +125,7 @@ impl View {
                 }
                 for l in &lines {
                     s.push_str("\x1b[2K");
-                    s.push_str(l);
+                    s.extend(l.trim_end().chars().take(cols));
                     s.push('\n');
                 }
                 let _ = out.write_all(s.as_bytes());
@@ -143,12 +172,13 @@ impl View {
         };
         let mut l = vec![
             format!(
-                "pvar demo: {} workers all-to-all, {} B messages ({proto})  [{bar}] {:.1}/{:.1} s",
-                self.cfg.threads, self.cfg.message_size, cur.t, self.duration
+                "pvar demo: {} workers all-to-all, {} B messages ({proto})",
+                self.cfg.threads, self.cfg.message_size
             ),
+            format!("  [{bar}] {:.1} / {:.1} s", cur.t, self.duration),
             format!(
-                "  {:<22} {:<14} {:<34} {}",
-                "variable", "class", "value", "rate"
+                "  {:<20} {:<13} {:>14}  {}",
+                "variable", "class", "rate", "value"
             ),
         ];
         let name = |v: V| NAMES[v as usize].0;
@@ -161,11 +191,11 @@ impl View {
         };
         let mut row = |v: V, value: String, r: String| {
             l.push(format!(
-                "  {:<22} {:<14} {:<34} {}",
+                "  {:<20} {:<13} {:>14}  {}",
                 name(v),
                 class(v),
-                value,
-                r
+                r,
+                value
             ));
         };
         let per_s = |v: V| rate((cur.u(v) - prev.u(v)) as f64 / dt) + "/s";
@@ -203,17 +233,20 @@ impl View {
             list(cur.elems(V::Lwm), |x| x.to_string()),
             String::new(),
         );
-        row(V::InFlight, group(cur.u(V::InFlight)), "(callback)".into());
+        row(V::InFlight, group(cur.u(V::InFlight)), "by callback".into());
         row(
             V::State,
             list(cur.ints(V::State), |s| {
-                STATE_NAMES
-                    .get(s as usize)
-                    .copied()
-                    .unwrap_or("?")
-                    .to_string()
+                // Four letters each, so that eight workers fit.
+                let name = STATE_NAMES.get(s as usize).copied().unwrap_or("?");
+                match name {
+                    "computing" => "comp",
+                    "receiving" => "recv",
+                    other => &other[..other.len().min(4)],
+                }
+                .to_string()
             }),
-            String::new(),
+            "enum".into(),
         );
         row(
             V::Busy,
@@ -222,8 +255,8 @@ impl View {
         );
         row(
             V::PerPeer,
-            list(cur.elems(V::PerPeer), |x| group(*x)),
-            "comm 0x101".into(),
+            list(cur.elems(V::PerPeer), |x| compact(*x)),
+            format!("comm {COMM_WORLD:#x}"),
         );
         row(
             V::MsgSize,
@@ -231,11 +264,11 @@ impl View {
             String::new(),
         );
         l.push(format!(
-            "  {:<22} {:<14} {:<34} {}",
+            "  {:<20} {:<13} {:>14}  {} samples",
             "sampler",
             "SIGPROF",
-            format!("{} samples", group(samples)),
-            ""
+            "in handler",
+            group(samples)
         ));
         l
     }
