@@ -1,0 +1,590 @@
+//! C-interface sequences: the `MPI_T_pvar_*` functions called directly,
+//! as a C tool would, with freed, stale, foreign and made-up sessions and
+//! handles, `MPI_T_PVAR_ALL_HANDLES` where it is refused, NULL and
+//! misaligned pointers, negative and out-of-range indices, and
+//! init/finalize in between. Asserts: no crash, every return code is a
+//! valid MPI_T code, no success with a dead session or handle, freed
+//! handles are NULLed, nothing is written past a buffer of the handle's
+//! size, and a C read equals the Rust read of the same handle.
+#![no_main]
+
+use core::ffi::{c_int, c_void};
+
+use arbitrary::{Arbitrary, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use pvar::{HandleId, SessionId, encode_values};
+
+mod c_common;
+use c_common::*;
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+struct Key {
+    sel: u8,
+    raw: u64,
+}
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+enum Obj {
+    Null,
+    Live,
+    NoInstance,
+    Misaligned,
+}
+
+#[derive(Debug, Clone, Copy, Arbitrary)]
+enum Op {
+    GetNum(bool),
+    GetInfo {
+        index: i32,
+        nulls: u16,
+    },
+    SessionCreate(bool),
+    SessionFree {
+        s: Key,
+        null: bool,
+    },
+    HandleAlloc {
+        s: Key,
+        var: u8,
+        index: i32,
+        obj: Obj,
+        nulls: u8,
+    },
+    HandleFree {
+        s: Key,
+        h: Key,
+        null: bool,
+    },
+    Start(Key, Key),
+    Stop(Key, Key),
+    Reset(Key, Key),
+    Read {
+        s: Key,
+        h: Key,
+        null: bool,
+    },
+    ReadReset {
+        s: Key,
+        h: Key,
+        null: bool,
+    },
+    Write {
+        s: Key,
+        h: Key,
+        null: bool,
+        fill: u64,
+    },
+    Update {
+        var: u8,
+        amount: u32,
+    },
+    Deactivate(bool),
+    Instance(bool),
+    Init,
+    Finalize,
+}
+
+struct SessionRec {
+    raw: u64,
+    live: bool,
+}
+
+struct HandleRec {
+    raw: u64,
+    session: u64,
+    live: bool,
+}
+
+struct State {
+    sessions: Vec<SessionRec>,
+    handles: Vec<HandleRec>,
+    /// Our own inits beyond the process-wide one (init count − 1).
+    extra_inits: usize,
+    /// The init count reached 0: every session and handle was freed.
+    initialized: bool,
+}
+
+impl State {
+    fn session(&self, k: Key) -> u64 {
+        if k.sel < 200 && !self.sessions.is_empty() {
+            return self.sessions[k.sel as usize % self.sessions.len()].raw;
+        }
+        match k.sel % 4 {
+            0 => 0,
+            1 => ALL_HANDLES,
+            2 => k.raw | 1 << 32,
+            _ => k.raw,
+        }
+    }
+
+    fn handle(&self, k: Key) -> u64 {
+        if k.sel < 180 && !self.handles.is_empty() {
+            return self.handles[k.sel as usize % self.handles.len()].raw;
+        }
+        match k.sel % 4 {
+            0 => 0,
+            1 => ALL_HANDLES,
+            2 => k.raw | 1 << 32,
+            _ => k.raw,
+        }
+    }
+
+    fn session_live(&self, raw: u64) -> bool {
+        self.initialized && self.sessions.iter().any(|s| s.raw == raw && s.live)
+    }
+
+    fn handle_live_in(&self, h: u64, s: u64) -> bool {
+        self.session_live(s)
+            && self
+                .handles
+                .iter()
+                .any(|r| r.raw == h && r.session == s && r.live)
+    }
+
+    fn free_session(&mut self, raw: u64) {
+        for s in self.sessions.iter_mut().filter(|s| s.raw == raw) {
+            s.live = false;
+        }
+        for h in self.handles.iter_mut().filter(|h| h.session == raw) {
+            h.live = false;
+        }
+    }
+}
+
+fn p(raw: u64) -> Ptr {
+    raw as usize as Ptr
+}
+
+/// Buffer with a canary after `bytes` bytes; 8-aligned.
+struct Buf {
+    words: Vec<u64>,
+    bytes: usize,
+}
+
+const CANARY: u8 = 0xA5;
+
+impl Buf {
+    fn new(bytes: usize, fill: u64) -> Buf {
+        let mut words = vec![fill; bytes / 8 + 3];
+        let b = Self::as_bytes_mut(&mut words);
+        for x in &mut b[bytes..] {
+            *x = CANARY;
+        }
+        Buf { words, bytes }
+    }
+    fn as_bytes_mut(w: &mut [u64]) -> &mut [u8] {
+        // SAFETY: u64 storage viewed as bytes.
+        unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr().cast::<u8>(), w.len() * 8) }
+    }
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: as above.
+        unsafe {
+            core::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.words.len() * 8)
+        }
+    }
+    fn ptr(&mut self) -> Ptr {
+        self.words.as_mut_ptr().cast::<c_void>()
+    }
+    fn check(&self, what: &str) {
+        assert!(
+            self.bytes()[self.bytes..].iter().all(|b| *b == CANARY),
+            "{what}: wrote past the {} bytes of the handle's values",
+            self.bytes
+        );
+    }
+}
+
+/// Size in bytes of a handle's values, from the Rust side (which the C
+/// side must agree with), or the largest any variable here needs.
+fn value_bytes(s: u64, h: u64) -> usize {
+    let reg = vars().reg;
+    let (s, h) = (SessionId::from_raw(s), HandleId::from_raw(h));
+    match (reg.handle_variable(s, h), reg.handle_count(s, h)) {
+        (Ok((_, dt)), Ok(n)) => n * dt.size(),
+        _ => 300 * 8,
+    }
+}
+
+fn run(ops: &[Op]) {
+    let v = vars();
+    let reg = v.reg;
+    let mut st = State {
+        sessions: Vec::new(),
+        handles: Vec::new(),
+        extra_inits: 0,
+        initialized: true,
+    };
+    for op in ops {
+        // SAFETY (all calls below): every pointer passed is NULL, a valid
+        // pointer to a local of the right type, a deliberately misaligned
+        // pointer into a live buffer (rejected before use), or a buffer of
+        // at least the handle's size.
+        match *op {
+            Op::GetNum(null) => {
+                let mut n: c_int = -1;
+                let rc = unsafe {
+                    MPI_T_pvar_get_num(if null { core::ptr::null_mut() } else { &mut n })
+                };
+                check_code("get_num", rc);
+                if rc == SUCCESS {
+                    assert!(!null && n as usize == reg.num_pvars());
+                }
+            }
+            Op::GetInfo { index, nulls } => {
+                let mut ints = [0 as c_int; 8];
+                let mut ptrs = [core::ptr::null_mut::<c_void>(); 2];
+                let ip = ints.as_mut_ptr();
+                let pick = |bit: u16, q: *mut c_int| -> *mut c_int {
+                    if nulls & (1 << bit) != 0 {
+                        core::ptr::null_mut()
+                    } else {
+                        q
+                    }
+                };
+                let dt = if nulls & (1 << 9) != 0 {
+                    core::ptr::null_mut()
+                } else {
+                    &mut ptrs[0] as *mut Ptr
+                };
+                let en = if nulls & (1 << 10) != 0 {
+                    core::ptr::null_mut()
+                } else {
+                    &mut ptrs[1] as *mut Ptr
+                };
+                let index = if nulls & (1 << 15) != 0 {
+                    v.indices[index.unsigned_abs() as usize % v.indices.len()] as c_int
+                } else {
+                    index
+                };
+                let rc = unsafe {
+                    MPI_T_pvar_get_info(
+                        index,
+                        core::ptr::null_mut(),
+                        pick(0, ip),
+                        pick(1, ip.add(1)),
+                        pick(2, ip.add(2)),
+                        dt,
+                        en,
+                        core::ptr::null_mut(),
+                        pick(3, ip.add(3)),
+                        pick(4, ip.add(4)),
+                        pick(5, ip.add(5)),
+                        pick(6, ip.add(6)),
+                        pick(7, ip.add(7)),
+                    )
+                };
+                check_code("get_info", rc);
+                let in_range = index >= 0 && (index as usize) < reg.num_pvars();
+                if st.initialized {
+                    assert_eq!(rc == SUCCESS, in_range, "get_info({index}) returned {rc}");
+                }
+                if rc == SUCCESS && nulls & 1 == 0 {
+                    let info = reg.pvar_info(index as usize).unwrap();
+                    assert_eq!(ints[0] as usize, info.name.len() + 1, "name_len");
+                }
+            }
+            Op::SessionCreate(null) => {
+                if st.sessions.len() >= 32 {
+                    continue;
+                }
+                let mut s: Ptr = core::ptr::null_mut();
+                let rc = unsafe {
+                    MPI_T_pvar_session_create(if null { core::ptr::null_mut() } else { &mut s })
+                };
+                check_code("session_create", rc);
+                if rc == SUCCESS {
+                    assert!(!null && !s.is_null());
+                    st.sessions.push(SessionRec {
+                        raw: s as u64,
+                        live: true,
+                    });
+                } else {
+                    assert!(null || !st.initialized, "session_create failed: {rc}");
+                }
+            }
+            Op::SessionFree { s, null } => {
+                let raw = st.session(s);
+                let mut sp = p(raw);
+                let rc = unsafe {
+                    MPI_T_pvar_session_free(if null { core::ptr::null_mut() } else { &mut sp })
+                };
+                check_code("session_free", rc);
+                let live = st.session_live(raw);
+                if rc == SUCCESS {
+                    assert!(live && !null, "freed a dead session {raw:#x}");
+                    assert!(sp.is_null(), "session not set to MPI_T_PVAR_SESSION_NULL");
+                    st.free_session(raw);
+                } else {
+                    assert!(!live || null, "session_free({raw:#x}) failed: {rc}");
+                    assert_eq!(sp as u64, raw, "failed free changed the session");
+                }
+            }
+            Op::HandleAlloc {
+                s,
+                var,
+                index,
+                obj,
+                nulls,
+            } => {
+                if st.handles.len() >= 64 {
+                    continue;
+                }
+                let sraw = st.session(s);
+                let index = if var < 224 {
+                    v.indices[var as usize % v.indices.len()] as c_int
+                } else {
+                    index
+                };
+                let mut objv: [usize; 2] = [OBJECT, NO_OBJECT];
+                let objp: Ptr = match obj {
+                    Obj::Null => core::ptr::null_mut(),
+                    Obj::Live => (&mut objv[0] as *mut usize).cast(),
+                    Obj::NoInstance => (&mut objv[1] as *mut usize).cast(),
+                    Obj::Misaligned => unsafe {
+                        (&mut objv[0] as *mut usize).cast::<u8>().add(1).cast()
+                    },
+                };
+                let mut h: Ptr = core::ptr::null_mut();
+                let mut count: c_int = -1;
+                let hp = if nulls & 1 != 0 {
+                    core::ptr::null_mut()
+                } else {
+                    &mut h as *mut Ptr
+                };
+                let cp = if nulls & 2 != 0 {
+                    core::ptr::null_mut()
+                } else {
+                    &mut count as *mut c_int
+                };
+                let rc = unsafe { MPI_T_pvar_handle_alloc(p(sraw), index, objp, hp, cp) };
+                check_code("handle_alloc", rc);
+                if rc == SUCCESS {
+                    assert!(
+                        st.session_live(sraw),
+                        "handle_alloc in dead session {sraw:#x}"
+                    );
+                    let raw = h as u64;
+                    assert!(
+                        raw != 0 && raw != ALL_HANDLES,
+                        "handle_alloc returned {raw:#x}"
+                    );
+                    let n = reg
+                        .handle_count(SessionId::from_raw(sraw), HandleId::from_raw(raw))
+                        .expect("the new handle is live");
+                    assert_eq!(count as usize, n, "count");
+                    assert!(n >= 1);
+                    st.handles.push(HandleRec {
+                        raw,
+                        session: sraw,
+                        live: true,
+                    });
+                }
+            }
+            Op::HandleFree { s, h, null } => {
+                let (sraw, hraw) = (st.session(s), st.handle(h));
+                let mut hp = p(hraw);
+                let rc = unsafe {
+                    MPI_T_pvar_handle_free(
+                        p(sraw),
+                        if null { core::ptr::null_mut() } else { &mut hp },
+                    )
+                };
+                check_code("handle_free", rc);
+                let live = st.handle_live_in(hraw, sraw);
+                if rc == SUCCESS {
+                    assert!(live && !null, "freed a dead or foreign handle");
+                    assert!(hp.is_null(), "handle not set to MPI_T_PVAR_HANDLE_NULL");
+                    for r in st.handles.iter_mut().filter(|r| r.raw == hraw) {
+                        r.live = false;
+                    }
+                } else {
+                    assert!(!live || null, "handle_free of a live handle failed: {rc}");
+                    assert_eq!(hp as u64, hraw, "failed free changed the handle");
+                }
+            }
+            Op::Start(s, h) | Op::Stop(s, h) | Op::Reset(s, h) => {
+                let (sraw, hraw) = (st.session(s), st.handle(h));
+                let rc = unsafe {
+                    match op {
+                        Op::Start(..) => MPI_T_pvar_start(p(sraw), p(hraw)),
+                        Op::Stop(..) => MPI_T_pvar_stop(p(sraw), p(hraw)),
+                        _ => MPI_T_pvar_reset(p(sraw), p(hraw)),
+                    }
+                };
+                check_code("start/stop/reset", rc);
+                if rc == SUCCESS {
+                    assert!(
+                        st.handle_live_in(hraw, sraw)
+                            || (hraw == ALL_HANDLES && st.session_live(sraw)),
+                        "{op:?} succeeded on a dead or foreign key"
+                    );
+                }
+                if st.initialized && !st.session_live(sraw) {
+                    assert_eq!(rc, ERR_INVALID_SESSION, "{op:?}");
+                }
+            }
+            Op::Read { s, h, null } | Op::ReadReset { s, h, null } => {
+                let (sraw, hraw) = (st.session(s), st.handle(h));
+                let bytes = value_bytes(sraw, hraw);
+                let mut buf = Buf::new(bytes, 0x5A5A_5A5A_5A5A_5A5A);
+                let bp = if null {
+                    core::ptr::null_mut()
+                } else {
+                    buf.ptr()
+                };
+                let reset = matches!(op, Op::ReadReset { .. });
+                let rc = unsafe {
+                    if reset {
+                        MPI_T_pvar_readreset(p(sraw), p(hraw), bp)
+                    } else {
+                        MPI_T_pvar_read(p(sraw), p(hraw), bp)
+                    }
+                };
+                check_code("read", rc);
+                buf.check("read");
+                if rc == SUCCESS {
+                    assert!(
+                        !null && st.handle_live_in(hraw, sraw),
+                        "{op:?} succeeded on a dead key"
+                    );
+                    if !reset {
+                        // The C read equals the Rust read, encoded.
+                        let (sk, hk) = (SessionId::from_raw(sraw), HandleId::from_raw(hraw));
+                        let (_, dt) = reg.handle_variable(sk, hk).unwrap();
+                        let n = reg.handle_count(sk, hk).unwrap();
+                        let mut vals = vec![0u64; n];
+                        reg.read(sk, hk, &mut vals).unwrap();
+                        let mut enc = vec![0u8; bytes];
+                        encode_values(dt, &vals, &mut enc).unwrap();
+                        assert_eq!(
+                            &buf.bytes()[..bytes],
+                            &enc[..],
+                            "C read differs from the Rust read"
+                        );
+                    }
+                }
+                if st.initialized && hraw == ALL_HANDLES && st.session_live(sraw) {
+                    assert_eq!(
+                        rc, ERR_INVALID_HANDLE,
+                        "ALL_HANDLES is not a handle for read"
+                    );
+                }
+            }
+            Op::Write { s, h, null, fill } => {
+                let (sraw, hraw) = (st.session(s), st.handle(h));
+                let bytes = value_bytes(sraw, hraw);
+                let mut buf = Buf::new(bytes, fill);
+                let bp = if null {
+                    core::ptr::null()
+                } else {
+                    buf.ptr().cast_const()
+                };
+                let rc = unsafe { MPI_T_pvar_write(p(sraw), p(hraw), bp) };
+                check_code("write", rc);
+                buf.check("write");
+                if rc == SUCCESS {
+                    assert!(
+                        !null && st.handle_live_in(hraw, sraw),
+                        "write succeeded on a dead key"
+                    );
+                }
+            }
+            Op::Update { var, amount } => match var % 10 {
+                0 => v.counter.add_at(var as usize % 2, amount as u64),
+                1 => v.continuous.add(amount as u64),
+                2 => v.readonly.inc(),
+                3 => {
+                    if amount % 2 == 0 {
+                        v.level.inc()
+                    } else {
+                        v.level.dec()
+                    }
+                }
+                4 => v.hwm.update_at(amount as usize % 2, amount as u64),
+                5 => v.lwm.update(amount as f64 / 3.0),
+                6 => v.state.set(amount as i32 % 3),
+                7 => v.pct.set(amount as f64 / 1e9),
+                8 => v.agg32.add_at(amount as usize % 300, amount),
+                _ => v.big.add_at(amount as usize % 300, amount as u64),
+            },
+            Op::Deactivate(yes) => {
+                if yes {
+                    v.doomed.deactivate();
+                } else {
+                    // Registering again with the same metadata reactivates.
+                    reg.counter("fz.doomed").register().unwrap();
+                }
+            }
+            Op::Instance(drop) => {
+                if drop {
+                    let _ = v.bound.drop_instance(OBJECT as u64);
+                } else {
+                    let _ = v.bound.create_instance(OBJECT as u64, 3);
+                }
+            }
+            Op::Init => {
+                if st.extra_inits < 4 {
+                    let mut provided = 0;
+                    let rc = unsafe { MPI_T_init_thread(0, &mut provided) };
+                    assert_eq!(rc, SUCCESS);
+                    if st.initialized {
+                        st.extra_inits += 1;
+                    } else {
+                        st.initialized = true;
+                    }
+                }
+            }
+            Op::Finalize => {
+                let rc = unsafe { MPI_T_finalize() };
+                if !st.initialized {
+                    assert_eq!(rc, ERR_NOT_INITIALIZED);
+                } else {
+                    assert_eq!(rc, SUCCESS);
+                    if st.extra_inits > 0 {
+                        st.extra_inits -= 1;
+                    } else {
+                        // The last finalize frees every session and handle.
+                        st.initialized = false;
+                        for s in &mut st.sessions {
+                            s.live = false;
+                        }
+                        for h in &mut st.handles {
+                            h.live = false;
+                        }
+                        assert_eq!(reg.tool_stats().sessions, 0);
+                    }
+                }
+            }
+        }
+    }
+    // Back to the state between inputs: init count 1, nothing open.
+    unsafe {
+        if !st.initialized {
+            let mut provided = 0;
+            assert_eq!(MPI_T_init_thread(0, &mut provided), SUCCESS);
+        }
+        for _ in 0..st.extra_inits {
+            assert_eq!(MPI_T_finalize(), SUCCESS);
+        }
+        for s in st.sessions.iter().filter(|s| s.live) {
+            let mut sp = p(s.raw);
+            assert_eq!(MPI_T_pvar_session_free(&mut sp), SUCCESS);
+        }
+    }
+    assert_eq!(reg.tool_stats().sessions, 0, "sessions leaked");
+    assert_eq!(reg.tool_stats().handles, 0, "handles leaked");
+    reg.counter("fz.doomed").register().unwrap();
+    let _ = v.bound.create_instance(OBJECT as u64, 3);
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    let mut ops = Vec::new();
+    while ops.len() < 256 && !u.is_empty() {
+        match Op::arbitrary(&mut u) {
+            Ok(op) => ops.push(op),
+            Err(_) => break,
+        }
+    }
+    run(&ops);
+});
