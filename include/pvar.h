@@ -247,6 +247,27 @@ void pvar_timer_stop_at(pvar_var v, size_t i);
 void pvar_timer_add_ns(pvar_var v, uint64_t ns);
 void pvar_timer_add_ns_at(pvar_var v, size_t i, uint64_t ns);
 
+/* Call-free updates on the calling thread's own cell (what Rust's
+ * Counter::local does): for an integer COUNTER, AGGREGATE or LEVEL,
+ * pvar_local_cell returns element i's cell of the calling thread (NULL for
+ * other variables or i out of range); pvar_local_add/inc/dec are then a
+ * relaxed load and a relaxed store, inlined, with no call and no TLS
+ * lookup. The pointer is valid only on the thread that obtained it, until
+ * that thread exits, and while `v` is not freed. The first call on a
+ * thread may allocate. */
+uint64_t *pvar_local_cell(pvar_var v, size_t i);
+
+static inline void pvar_local_add(uint64_t *cell, uint64_t n) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(cell, __atomic_load_n(cell, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+#else
+    *(volatile uint64_t *)cell += n; /* single writer: this thread */
+#endif
+}
+static inline void pvar_local_inc(uint64_t *cell) { pvar_local_add(cell, 1); }
+/* LEVEL only: the cell holds this thread's delta, wrapping. */
+static inline void pvar_local_dec(uint64_t *cell) { pvar_local_add(cell, ~(uint64_t)0); }
+
 /* The component's own view (totals over threads; TIMER: ns / seconds). */
 uint64_t pvar_get_at(pvar_var v, size_t i);
 double pvar_get_double_at(pvar_var v, size_t i);

@@ -8,7 +8,9 @@
  *     UPDATERS * ITERS, and the values it saw never decreased;
  *   - the per-peer array ends at ITERS * UPDATERS / PEERS per element;
  *   - the level (inc then dec by every updater) ends at 0;
- *   - the high watermark ends at the largest level recorded.
+ *   - the high watermark ends at the largest level recorded;
+ *   - a counter and a level updated call-free through pvar_local_cell end
+ *     exact as well.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -24,7 +26,7 @@
 #define ITERS 100000
 #define PEERS 4
 
-static pvar_var counter, per_peer, level, high;
+static pvar_var counter, per_peer, level, high, local_counter, local_level;
 static int counter_index, per_peer_index, level_index, high_index;
 static pthread_barrier_t start_line;
 static volatile int updaters_done;
@@ -37,13 +39,19 @@ struct reader_result {
 
 static void *updater(void *arg) {
     long id = (long)arg, k;
+    /* Call-free updates through this thread's own cells. */
+    uint64_t *lc = pvar_local_cell(local_counter, 0);
+    uint64_t *ll = pvar_local_cell(local_level, 0);
     pthread_barrier_wait(&start_line);
     for (k = 0; k < ITERS; k++) {
+        pvar_local_inc(lc);
+        pvar_local_inc(ll);
         pvar_inc(counter);
         pvar_add_at(per_peer, (size_t)(k % PEERS), 1);
         pvar_inc(level);
         pvar_watermark_update(high, (uint64_t)(id * 1000 + k % 1000));
         pvar_dec(level);
+        pvar_local_dec(ll);
     }
     return NULL;
 }
@@ -128,6 +136,17 @@ int main(void) {
     i.name = "threads_high";
     i.var_class = PVAR_CLASS_HIGHWATERMARK;
     CHECK_RC(pvar_register(&i, &high), MPI_SUCCESS);
+    memset(&i, 0, sizeof i);
+    i.name = "threads_local_counter";
+    i.var_class = PVAR_CLASS_COUNTER;
+    CHECK_RC(pvar_register(&i, &local_counter), MPI_SUCCESS);
+    i.name = "threads_local_level";
+    i.var_class = PVAR_CLASS_LEVEL;
+    CHECK_RC(pvar_register(&i, &local_level), MPI_SUCCESS);
+    CHECK(pvar_local_cell(local_counter, 0) != NULL);
+    CHECK(pvar_local_cell(local_counter, 1) == NULL);  /* out of range */
+    CHECK(pvar_local_cell(high, 0) == NULL);           /* not a summed integer */
+    CHECK(pvar_local_cell(NULL, 0) == NULL);
     counter_index = pvar_var_index(counter);
     per_peer_index = pvar_var_index(per_peer);
     level_index = pvar_var_index(level);
@@ -162,6 +181,23 @@ int main(void) {
     CHECK(cres.errors == 0);
     CHECK(pvar_get_at(counter, 0) == (uint64_t)UPDATERS * ITERS);
     CHECK(pvar_get_at(level, 0) == 0);
+    CHECK(pvar_get_at(local_counter, 0) == (uint64_t)UPDATERS * ITERS);
+    CHECK(pvar_get_at(local_level, 0) == 0);
+    {
+        /* ... and through MPI_T. */
+        MPI_T_pvar_session s;
+        MPI_T_pvar_handle h;
+        int count;
+        unsigned long long v = 0;
+        CHECK_RC(MPI_T_pvar_session_create(&s), MPI_SUCCESS);
+        CHECK_RC(MPI_T_pvar_handle_alloc(s, pvar_var_index(local_counter), NULL, &h, &count),
+                 MPI_SUCCESS);
+        CHECK_RC(MPI_T_pvar_start(s, h), MPI_SUCCESS);
+        pvar_local_add(pvar_local_cell(local_counter, 0), 7);
+        CHECK_RC(MPI_T_pvar_read(s, h, &v), MPI_SUCCESS);
+        CHECK(v == 7);
+        CHECK_RC(MPI_T_pvar_session_free(&s), MPI_SUCCESS);
+    }
     CHECK_RC(MPI_T_finalize(), MPI_SUCCESS);
     pthread_barrier_destroy(&start_line);
     return summary("threads");

@@ -2,6 +2,7 @@
 //! callback variables) and of categories.
 
 use core::ffi::{c_char, c_int, c_long, c_void};
+use std::sync::Arc;
 
 use super::desc::{CPvarInfo, Desc};
 use super::{Recorded, deref, free_ptr, into_ptr};
@@ -9,6 +10,8 @@ use crate::error::Error;
 use crate::ffi::strings::{arg_str, opt_str};
 use crate::ffi::{ERR_INVALID, guarded, index, registry, require, set_req, to_int};
 use crate::kinds::{BindKind, Datatype, PvarClass};
+use crate::registry::Body;
+use crate::storage::Storage;
 use crate::{
     Aggregate, Bound, Callbacks, Counter, Generic, HighWatermark, Level, LowWatermark, Notify,
     Percentage, Size, State, Timer,
@@ -56,6 +59,41 @@ vars! {
     LowU32(LowWatermark<u32>), LowU64(LowWatermark<u64>), LowF64(LowWatermark<f64>),
     GenI32(Generic<i32>), GenU32(Generic<u32>), GenU64(Generic<u64>),
     GenI64(Generic<i64>), GenF64(Generic<f64>),
+}
+
+/// What a `pvar_var` points to: the typed handle and, for sharded
+/// classes' thread-local cells (`pvar_local_cell`), its storage.
+pub(crate) struct VarHandle {
+    pub(super) var: Var,
+    pub(super) storage: Option<Arc<Storage>>,
+}
+
+impl VarHandle {
+    fn new(var: Var, object: Option<u64>) -> Self {
+        let storage = registry()
+            .variable(var.index())
+            .ok()
+            .and_then(|v| match (&v.body, object) {
+                (Body::Unbound(s), _) => Some(s.clone()),
+                (Body::Bound { instances, .. }, Some(o)) => instances
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&o)
+                    .cloned(),
+                _ => None,
+            });
+        Self { var, storage }
+    }
+}
+
+/// The `Var` behind a `pvar_var`.
+///
+/// # Safety
+/// `p` is NULL or a live `pvar_var`.
+#[inline(always)]
+pub(super) unsafe fn var_of<'a>(p: *mut c_void) -> Option<&'a Var> {
+    // SAFETY: forwarded contract: `p` came from `into_ptr(VarHandle)`.
+    unsafe { deref::<VarHandle>(p) }.map(|h| &h.var)
 }
 
 enum Registered {
@@ -149,7 +187,7 @@ pub unsafe extern "C" fn pvar_register(info: *const CPvarInfo, var: *mut *mut c_
         let d = unsafe { Desc::read(info) }?;
         match register(&d, false).rec()? {
             // SAFETY: checked by `require`.
-            Registered::Var(v) => unsafe { set_req(var, into_ptr(v)) },
+            Registered::Var(v) => unsafe { set_req(var, into_ptr(VarHandle::new(v, None))) },
             Registered::Bound(_) => Err(ERR_INVALID),
         }
     })
@@ -204,7 +242,7 @@ pub unsafe extern "C" fn pvar_bound_create(
         };
         let v = b.create(object, count).rec()?;
         // SAFETY: checked by `require`.
-        unsafe { set_req(var, into_ptr(v)) }
+        unsafe { set_req(var, into_ptr(VarHandle::new(v, Some(object)))) }
     })
 }
 
@@ -250,7 +288,7 @@ pub unsafe extern "C" fn pvar_bound_index(bound: *mut c_void) -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_var_free(var: *mut c_void) {
     // SAFETY: caller's contract.
-    unsafe { free_ptr::<Var>(var) }
+    unsafe { free_ptr::<VarHandle>(var) }
 }
 
 /// The variable's index (as `MPI_T_pvar_get_info` knows it), or -1.
@@ -260,7 +298,7 @@ pub unsafe extern "C" fn pvar_var_free(var: *mut c_void) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_var_index(var: *mut c_void) -> c_int {
     // SAFETY: caller's contract.
-    unsafe { deref::<Var>(var) }.map_or(-1, |v| to_int(v.index()))
+    unsafe { var_of(var) }.map_or(-1, |v| to_int(v.index()))
 }
 
 /// The number of elements of the handle (0 for NULL).
@@ -270,7 +308,7 @@ pub unsafe extern "C" fn pvar_var_index(var: *mut c_void) -> c_int {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_var_count(var: *mut c_void) -> usize {
     // SAFETY: caller's contract.
-    unsafe { deref::<Var>(var) }.map_or(0, Var::count)
+    unsafe { var_of(var) }.map_or(0, Var::count)
 }
 
 /// Deactivates variable `index` (component unloaded): tools' accesses fail

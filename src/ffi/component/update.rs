@@ -5,7 +5,9 @@ use core::ffi::c_void;
 use std::time::Duration;
 
 use super::deref;
-use super::register::Var;
+use super::register::{Var, VarHandle, var_of};
+use crate::storage::{Kind, Repr};
+use std::sync::atomic::AtomicU64;
 
 macro_rules! update {
     ($(#[$m:meta])* $name:ident, $name_at:ident ( $($arg:ident : $ty:ty),* ) => |$v:ident, $i:ident| $body:expr) => {
@@ -17,7 +19,7 @@ macro_rules! update {
         #[inline(never)]
         pub unsafe extern "C" fn $name(var: *mut c_void $(, $arg: $ty)*) {
             // SAFETY: caller's contract.
-            if let Some($v) = unsafe { deref::<Var>(var) } {
+            if let Some($v) = unsafe { var_of(var) } {
                 let $i = 0usize;
                 $body
             }
@@ -32,7 +34,7 @@ macro_rules! update {
         #[inline(never)]
         pub unsafe extern "C" fn $name_at(var: *mut c_void, i: usize $(, $arg: $ty)*) {
             // SAFETY: caller's contract.
-            if let Some($v) = unsafe { deref::<Var>(var) } {
+            if let Some($v) = unsafe { var_of(var) } {
                 if i < $v.count() {
                     let $i = i;
                     $body
@@ -188,7 +190,7 @@ update! {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_watermark_init(var: *mut c_void, d: f64) {
     // SAFETY: caller's contract.
-    match unsafe { deref::<Var>(var) } {
+    match unsafe { var_of(var) } {
         Some(Var::HighU32(x)) => x.init(d as u32),
         Some(Var::HighU64(x)) => x.init(d as u64),
         Some(Var::HighF64(x)) => x.init(d),
@@ -207,7 +209,7 @@ pub unsafe extern "C" fn pvar_watermark_init(var: *mut c_void, d: f64) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_get_double_at(var: *mut c_void, i: usize) -> f64 {
     // SAFETY: caller's contract.
-    let Some(v) = (unsafe { deref::<Var>(var) }) else {
+    let Some(v) = (unsafe { var_of(var) }) else {
         return 0.0;
     };
     if i >= v.count() {
@@ -249,7 +251,7 @@ pub unsafe extern "C" fn pvar_get_double_at(var: *mut c_void, i: usize) -> f64 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_get_at(var: *mut c_void, i: usize) -> u64 {
     // SAFETY: caller's contract.
-    let Some(v) = (unsafe { deref::<Var>(var) }) else {
+    let Some(v) = (unsafe { var_of(var) }) else {
         return 0;
     };
     if i >= v.count() {
@@ -275,5 +277,44 @@ pub unsafe extern "C" fn pvar_get_at(var: *mut c_void, i: usize) -> u64 {
         Var::Timer(x) => (x.get_seconds_at(i) * 1e9) as u64,
         // SAFETY: same live handle.
         _ => (unsafe { pvar_get_double_at(var, i) }) as u64,
+    }
+}
+
+/// Where `pvar_local_cell` points when updates are compiled out
+/// (`compile-out` feature): writes there are never read.
+static DISCARD: AtomicU64 = AtomicU64::new(0);
+
+/// The calling thread's own cell of element `i` of an integer COUNTER,
+/// AGGREGATE or LEVEL (NULL for other classes, doubles, NULL handles or
+/// `i` out of range). `pvar.h`'s inline `pvar_local_add/inc/dec` update it
+/// with a relaxed load and a relaxed store and no call — what Rust's
+/// `Counter::local` does. The pointer is valid only on the calling thread,
+/// until that thread exits, and while `var` is not freed. The first call
+/// on a thread may allocate the thread's cells.
+///
+/// # Safety
+/// `var` is NULL or a live `pvar_var`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pvar_local_cell(var: *mut c_void, i: usize) -> *mut u64 {
+    // SAFETY: caller's contract.
+    let Some(h) = (unsafe { deref::<VarHandle>(var) }) else {
+        return core::ptr::null_mut();
+    };
+    let Some(s) = &h.storage else {
+        return core::ptr::null_mut();
+    };
+    let integer_sum = matches!(
+        h.var,
+        Var::Counter(_) | Var::AggU32(_) | Var::AggU64(_) | Var::LevelU32(_) | Var::LevelU64(_)
+    );
+    match &s.kind {
+        Kind::Sharded { slot, .. } if integer_sum && i < s.count && s.repr != Repr::Float => {
+            if crate::component::ENABLED {
+                s.hot.cells.local_cell(slot.at(i)).as_ptr()
+            } else {
+                DISCARD.as_ptr()
+            }
+        }
+        _ => core::ptr::null_mut(),
     }
 }
