@@ -16,11 +16,14 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
+/// Counts allocation calls (alloc, alloc_zeroed, realloc).
+static CALLS: AtomicIsize = AtomicIsize::new(0);
 
 // SAFETY: forwards to `System`, only counting.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        CALLS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: same contract as ours.
         unsafe { System.alloc(layout) }
     }
@@ -31,6 +34,7 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        CALLS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: same contract as ours.
         unsafe { System.alloc_zeroed(layout) }
     }
@@ -59,10 +63,89 @@ fn net<R>(f: impl FnOnce() -> R) -> (isize, R) {
     (live() - before, r)
 }
 
+/// Allocation calls made by `f` (on this thread; nothing else allocates
+/// meanwhile).
+fn calls<R>(f: impl FnOnce() -> R) -> (isize, R) {
+    let before = CALLS.load(Ordering::Relaxed);
+    let r = f();
+    (CALLS.load(Ordering::Relaxed) - before, r)
+}
+
 const VARS: usize = 1000;
+
+/// Allocation calls on the hot paths after a thread's first touch, and on
+/// the tool-side paths on existing handles: all must be 0.
+fn hot_path_allocations(rows: &mut Vec<(&'static str, f64, String)>) {
+    let reg = pvar::Registry::new();
+    let c = reg.counter("c").readonly(false).register().unwrap();
+    let a = reg
+        .aggregate::<f64>("a")
+        .readonly(false)
+        .register()
+        .unwrap();
+    let l = reg.level::<u64>("l").register().unwrap();
+    let t = reg.timer("t").readonly(false).register().unwrap();
+    let w = reg
+        .high_watermark::<u64>("w")
+        .readonly(false)
+        .register()
+        .unwrap();
+    let session = reg.session().unwrap();
+    let hs: Vec<_> = [c.index(), a.index(), l.index(), t.index(), w.index()]
+        .iter()
+        .map(|&i| session.alloc(i, None).unwrap().0)
+        .collect();
+    // First touch (allowed to allocate).
+    c.inc();
+    a.add(1.0);
+    l.inc();
+    t.start();
+    t.stop();
+    w.update(1);
+    session.start_all().unwrap();
+    let (n, _) = calls(|| {
+        for i in 0..100_000u64 {
+            c.inc();
+            a.add(0.5);
+            l.inc();
+            l.dec();
+            t.start();
+            t.stop();
+            drop(t.scoped());
+            w.update(i & 63);
+        }
+    });
+    rows.push((
+        "allocation calls in 100k updates of each class",
+        n as f64,
+        "after first touch; must be 0".into(),
+    ));
+    let mut out = [0u64; 1];
+    let (n, _) = calls(|| {
+        for _ in 0..10_000 {
+            for &h in &hs {
+                // Errors (e.g. no reset of a read-only LEVEL) must not
+                // allocate either.
+                session.read(h, &mut out).unwrap();
+                let _ = session.reset(h);
+                let _ = session.stop(h);
+                let _ = session.start(h);
+            }
+            let _ = session.stop_all();
+            let _ = session.start_all();
+            let _ = session.reset_all();
+        }
+    });
+    rows.push((
+        "allocation calls in 10k read/reset/stop/start rounds",
+        n as f64,
+        "5 handles, plus *_all; must be 0".into(),
+    ));
+}
 
 fn main() {
     let mut rows: Vec<(&str, f64, String)> = Vec::new();
+    hot_path_allocations(&mut rows);
 
     // Cells: VARS counters touched by T threads at once.
     for threads in [1usize, 2, 4] {
@@ -80,15 +163,31 @@ fn main() {
                 });
             }
         });
-        assert_eq!(reg.thread_records(), threads);
         let per = reg.cell_bytes() as f64 / (VARS * threads) as f64;
         rows.push((
             "cell bytes per counter per thread",
             per,
             format!(
-                "{VARS} counters, {threads} thread(s): cell_bytes {}",
-                reg.cell_bytes()
+                "{VARS} counters, {threads} thread(s): cell_bytes {}, thread_records {}",
+                reg.cell_bytes(),
+                reg.thread_records()
             ),
+        ));
+    }
+
+    // 960 counters fill chunks 0..=3 exactly: the per-cell cost.
+    {
+        let reg = pvar::Registry::new();
+        let counters: Vec<_> = (0..960)
+            .map(|k| reg.counter(&format!("c{k}")).register().unwrap())
+            .collect();
+        std::thread::scope(|s| {
+            s.spawn(|| counters.iter().for_each(|c| c.inc()));
+        });
+        rows.push((
+            "cell bytes per counter per thread, chunks full",
+            reg.cell_bytes() as f64 / 960.0,
+            "960 counters (chunks of 64, 128, 256, 512 cells), 1 thread".into(),
         ));
     }
 
@@ -201,15 +300,15 @@ fn main() {
     }
 
     println!("\nmemory");
-    println!("{:<50} {:>10}  note", "what", "bytes");
+    println!("{:<55} {:>10}  note", "what", "value");
     let mut json = String::from("[");
     for (k, (what, bytes, note)) in rows.iter().enumerate() {
-        println!("{what:<50} {bytes:>10.1}  {note}");
+        println!("{what:<55} {bytes:>10.1}  {note}");
         if k > 0 {
             json.push(',');
         }
         json += &format!(
-            "{{\"what\":\"{what}\",\"bytes\":{bytes:.1},\"note\":\"{}\"}}",
+            "{{\"what\":\"{what}\",\"value\":{bytes:.1},\"note\":\"{}\"}}",
             note.replace('"', "'")
         );
     }

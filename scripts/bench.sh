@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The benchmark suite against the alternatives, and its report.
+#
+#   scripts/bench.sh            run everything (a few minutes), then write
+#                               docs/benchmarks.md and docs/benchmarks.svg
+#   scripts/bench.sh --report   only rewrite the report from the last run
+#
+# Runs (criterion, quick settings; HTML detail in target/criterion/report):
+#   cargo bench --bench alternatives   update costs vs baselines, timers
+#   cargo bench --bench tool           reads, read-all, handle/session alloc
+#   cargo bench --bench memory         bytes per variable/thread/handle
+#   cargo bench --bench compile_out    with and without --features compile-out
+# then scripts/bench_report.py parses target/criterion/**/new/estimates.json
+# (medians) and the side outputs in target/pvar-bench/ (lost counts of the
+# racy global, memory figures).
+#
+# For a quick look on any machine: `cargo run --release -- bench`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target=${CARGO_TARGET_DIR:-target}
+export PVAR_BENCH_OUT="$target/pvar-bench"
+log="$PVAR_BENCH_OUT/bench.log"
+
+stage() { printf '\n==> %s\n' "$*"; }
+
+if [[ "${1:-}" != "--report" ]]; then
+    mkdir -p "$PVAR_BENCH_OUT"
+    : >"$log"
+    stage "update costs and timers vs the alternatives (benches/alternatives.rs)"
+    cargo bench --bench alternatives 2>&1 | tee -a "$log"
+    stage "tool side (benches/tool.rs)"
+    cargo bench --bench tool 2>&1 | tee -a "$log"
+    stage "memory (benches/memory.rs)"
+    cargo bench --bench memory 2>&1 | tee -a "$log"
+    stage "instrumentation enabled vs compiled out (benches/compile_out.rs)"
+    cargo bench --bench compile_out 2>&1 | tee -a "$log"
+    cargo bench --features compile-out --bench compile_out 2>&1 | tee -a "$log"
+fi
+
+stage "report: docs/benchmarks.md, docs/benchmarks.svg"
+python3 scripts/bench_report.py --criterion "$target/criterion" --side "$PVAR_BENCH_OUT" \
+    --md docs/benchmarks.md --svg docs/benchmarks.svg
