@@ -402,6 +402,14 @@ mod tests {
     }
 
     #[test]
+    fn chunk_indices_cover_every_chunk() {
+        for k in 0..CHUNKS {
+            assert_eq!(ChunkIndex::new(k).map(ChunkIndex::get), Some(k));
+        }
+        assert_eq!(ChunkIndex::new(CHUNKS), None);
+    }
+
+    #[test]
     fn reused_range_is_reported() {
         let space = CellSpace::new();
         let (a, fresh) = space.alloc(4).unwrap();
