@@ -49,6 +49,9 @@ mod error;
 #[cfg(not(loom))]
 mod ffi;
 mod kinds;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_api;
 pub mod mpit;
 pub mod observe;
 mod registry;

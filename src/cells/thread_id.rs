@@ -27,10 +27,27 @@ struct Allocator {
     free: BinaryHeap<Reverse<u32>>,
 }
 
+#[cfg(not(loom))]
 static ALLOCATOR: std::sync::Mutex<Allocator> = std::sync::Mutex::new(Allocator {
     next: 1,
     free: BinaryHeap::new(),
 });
+
+// loom cannot create its mutex in a plain static. A loom lazy static is
+// created afresh in every modelled execution (ids start at 1 each time) and
+// its mutex makes the id hand-over a modelled synchronisation. A model's
+// main thread must not take an id: loom drops lazy statics before the main
+// thread's thread-locals, so its exit guard would find no allocator. Nor
+// may any modelled thread leave its guard to loom's thread-local teardown,
+// which runs after `join` has returned: models end each thread that took an
+// id with `loom_api::thread_exit`.
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref ALLOCATOR: crate::sync::Mutex<Allocator> = crate::sync::Mutex::new(Allocator {
+        next: 1,
+        free: BinaryHeap::new(),
+    });
+}
 
 /// Runs at thread exit (owned by a thread-local): clears the record cache,
 /// marks the thread exited and hands the id back.

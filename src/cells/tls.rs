@@ -95,3 +95,12 @@ pub(crate) fn install_exit_guard(guard: ExitGuard) -> bool {
     drop(guard);
     installed
 }
+
+/// Loom only: runs this thread's exit guard now, as thread exit would.
+/// (loom runs thread-local destructors after `join` has returned, too late
+/// for the guard's modelled mutex.)
+#[cfg(loom)]
+pub(crate) fn run_exit_guard() {
+    let guard = EXIT_GUARD.with(|g| g.take());
+    drop(guard);
+}

@@ -171,6 +171,9 @@ impl Storage {
     /// Async-signal-safe for every kind but `Callback`, whose safety is the
     /// component's read function's.
     pub(crate) fn current(&self, i: usize) -> u64 {
+        // Between the load of a handle's word and its compare-and-swap.
+        #[cfg(loom)]
+        crate::sync::signal::point();
         match &self.kind {
             Kind::Sharded { slot, baseline, .. } => {
                 let cells = &self.hot.cells;

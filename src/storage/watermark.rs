@@ -89,6 +89,13 @@ impl WatermarkStore {
 
     #[inline(never)]
     fn update_subscribers(&self, i: usize, v: u64, repr: Repr) {
+        // Pairs with the fence in `start`: either this walk sees a handle
+        // being started as started, or that start's re-read of the levels
+        // sees our level store. Without it a store still in this CPU's
+        // store buffer could be missed by both (found by the loom model
+        // `watermark::start_covers_later_levels_second_handle`). Only the
+        // path with started subscribers pays for it.
+        fence(Ordering::SeqCst);
         for (_, sub) in self.subs.iter() {
             if sub.state.load(Ordering::Acquire) & STARTED != 0 {
                 push_mark(&sub.marks[i], v, self.high, repr);

@@ -48,6 +48,7 @@ mod imp {
         pub(crate) fn load(&self, _o: core::sync::atomic::Ordering) -> u128 {
             *self.0.lock().unwrap()
         }
+        #[allow(dead_code)]
         pub(crate) fn store(&self, v: u128, _o: core::sync::atomic::Ordering) {
             *self.0.lock().unwrap() = v;
         }
@@ -76,11 +77,67 @@ mod imp {
     }
 }
 
-pub(crate) use core::sync::atomic::{Ordering, compiler_fence, fence};
+pub(crate) use core::sync::atomic::{Ordering, compiler_fence};
+// loom must see fences: a `core` fence would be invisible to the model.
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::fence;
 pub(crate) use imp::*;
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::fence;
 
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
+
+/// Loom only: a modelled signal handler. A model arms a closure on its
+/// thread; the engine calls [`signal::point`] between two steps of its
+/// tool-side operations (see `Storage::current`), and the armed closure runs
+/// there, on the interrupted thread, as a handler would. In the normal build
+/// nothing of this exists and no call site is compiled.
+#[cfg(loom)]
+pub(crate) mod signal {
+    use std::cell::RefCell;
+
+    type Handler = Box<dyn FnOnce()>;
+
+    loom::thread_local! {
+        static ARMED: RefCell<Option<(usize, Handler)>> = RefCell::new(None);
+    }
+
+    /// Runs `handler` at the `skip`-th signal point (0 = the next one) this
+    /// thread passes. Replaces an armed handler that has not run yet.
+    pub(crate) fn arm(skip: usize, handler: Handler) {
+        ARMED.with(|a| *a.borrow_mut() = Some((skip, handler)));
+    }
+
+    /// Whether an armed handler has not run yet.
+    pub(crate) fn pending() -> bool {
+        ARMED.with(|a| a.borrow().is_some())
+    }
+
+    /// Drops a handler that has not run yet; returns whether there was one.
+    pub(crate) fn disarm() -> bool {
+        ARMED.with(|a| a.borrow_mut().take().is_some())
+    }
+
+    /// A point where a signal may arrive.
+    pub(crate) fn point() {
+        let due = ARMED.with(|a| {
+            let mut a = a.borrow_mut();
+            match a.as_mut() {
+                Some((0, _)) => a.take().map(|(_, h)| h),
+                Some((n, _)) => {
+                    *n -= 1;
+                    None
+                }
+                None => None,
+            }
+        });
+        // Disarmed before it runs: the handler's own signal points pass.
+        if let Some(handler) = due {
+            handler();
+        }
+    }
+}
 
 /// `std`'s `UnsafeCell` with loom's closure-based API, so that loom can
 /// check every access to data guarded by the engine's own protocols.

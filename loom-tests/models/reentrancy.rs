@@ -1,0 +1,179 @@
+//! Re-entrancy: a sampling tool's signal handler runs tool operations on the
+//! thread it interrupted, between two steps of the interrupted operation.
+//!
+//! loom has no signals, so the engine (under `--cfg loom` only) has signal
+//! points between the load of a SUM handle's word and its compare-and-swap
+//! (start, stop, reset, readreset, write) or its re-check (read): the merged
+//! read of the cells. A model arms a handler with `loom_api::signal::arm(k,
+//! ..)`; it runs at the k-th point the thread passes, on that thread (same
+//! thread-locals), while loom interleaves the other threads around it. We
+//! run each scenario with k = 0, 1, 2 (k > 0 is reached only when the
+//! interrupted operation retries).
+//!
+//! Not modelled here: a handler interrupting a component *update* of the same
+//! cell on the same thread (an update is a load and a store of the
+//! thread's own cell; updates from handlers are not among the promised
+//! signal-safe operations), and the record cache's `UPDATING` flag in
+//! `cells/tls.rs` (its steps are plain thread-local writes with compiler
+//! fences; the real-signal test under load covers it).
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use pvar::loom_api::signal;
+use pvar::{Counter, HandleId, Registry, SessionId};
+
+use crate::{model, spawn};
+
+const N: u64 = 2;
+const POINTS: usize = 3;
+
+fn setup(started: bool) -> (Registry, Counter, SessionId, HandleId) {
+    let reg = crate::registry();
+    let c = reg.counter("c").atomic(true).register().unwrap();
+    let s = reg.session_create().unwrap();
+    let (h, _) = reg.handle_alloc(s, c.index(), None).unwrap();
+    if started {
+        reg.start(s, h).unwrap();
+    }
+    (reg, c, s, h)
+}
+
+fn updater(c: &Counter) -> loom::thread::JoinHandle<()> {
+    let c = c.clone();
+    spawn(move || (0..N).for_each(|_| c.inc()))
+}
+
+fn readreset(reg: &Registry, s: SessionId, h: HandleId) -> u64 {
+    let mut v = [0u64];
+    reg.readreset(s, h, &mut v).unwrap();
+    v[0]
+}
+
+/// Arms a handler running `op` at signal point `k`; returns where its
+/// result will be (None if it never ran).
+fn arm_readreset(k: usize, reg: &Registry, s: SessionId, h: HandleId) -> Rc<Cell<Option<u64>>> {
+    let got = Rc::new(Cell::new(None));
+    let (reg, got2) = (reg.clone(), got.clone());
+    signal::arm(k, move || got2.set(Some(readreset(&reg, s, h))));
+    got
+}
+
+/// readreset interrupted by a readreset: the two deltas plus the final read
+/// add up to exactly N.
+#[test]
+fn readreset_inside_readreset() {
+    for k in 0..POINTS {
+        model(move || {
+            let (reg, c, s, h) = setup(true);
+            let u = updater(&c);
+            let tool = {
+                let reg = reg.clone();
+                crate::spawn(move || {
+                    let inner = arm_readreset(k, &reg, s, h);
+                    let outer = readreset(&reg, s, h);
+                    let missed = signal::disarm();
+                    assert!(k > 0 || !missed, "the handler did not run");
+                    inner.get().unwrap_or(0) + outer
+                })
+            };
+            let deltas = tool.join().unwrap();
+            u.join().unwrap();
+            let last = reg.read_u64(s, h).unwrap();
+            assert_eq!(deltas + last, N, "k={k}: deltas {deltas} + final {last}");
+        });
+    }
+}
+
+/// read interrupted by a readreset: the read returns a value of the handle
+/// after the readreset (it re-checks its word), and the readreset plus the
+/// final read add up to N.
+#[test]
+fn readreset_inside_read() {
+    for k in 0..POINTS {
+        model(move || {
+            let (reg, c, s, h) = setup(true);
+            let u = updater(&c);
+            let tool = {
+                let reg = reg.clone();
+                crate::spawn(move || {
+                    let inner = arm_readreset(k, &reg, s, h);
+                    let r = reg.read_u64(s, h).unwrap();
+                    let missed = signal::disarm();
+                    assert!(k > 0 || !missed, "the handler did not run");
+                    let d = inner.get().unwrap_or(0);
+                    assert!(
+                        d + r <= N,
+                        "k={k}: read {r} counts updates the handler reset ({d})"
+                    );
+                    d
+                })
+            };
+            let d = tool.join().unwrap();
+            u.join().unwrap();
+            let last = reg.read_u64(s, h).unwrap();
+            assert_eq!(d + last, N, "k={k}: delta {d} + final {last}");
+        });
+    }
+}
+
+/// stop interrupted by a readreset: the handle ends stopped and frozen; the
+/// handler's delta plus the frozen value never exceed N.
+#[test]
+fn readreset_inside_stop() {
+    for k in 0..POINTS {
+        model(move || {
+            let (reg, c, s, h) = setup(true);
+            let u = updater(&c);
+            let tool = {
+                let reg = reg.clone();
+                crate::spawn(move || {
+                    let inner = arm_readreset(k, &reg, s, h);
+                    reg.stop(s, h).unwrap();
+                    let missed = signal::disarm();
+                    assert!(k > 0 || !missed, "the handler did not run");
+                    let frozen = reg.read_u64(s, h).unwrap();
+                    (inner.get().unwrap_or(0), frozen)
+                })
+            };
+            let (d, frozen) = tool.join().unwrap();
+            u.join().unwrap();
+            assert!(!reg.is_started(s, h).unwrap());
+            assert_eq!(
+                reg.read_u64(s, h).unwrap(),
+                frozen,
+                "k={k}: stopped handle moved"
+            );
+            assert!(d + frozen <= N, "k={k}: {d} + {frozen} > {N}");
+        });
+    }
+}
+
+/// start interrupted by a stop (the handler sees a stopped handle and stops
+/// nothing, or the start retries): the handle ends started and counts only
+/// updates made after the start.
+#[test]
+fn stop_inside_start() {
+    for k in 0..POINTS {
+        model(move || {
+            let (reg, c, s, h) = setup(false);
+            let u = updater(&c);
+            let tool = {
+                let reg = reg.clone();
+                crate::spawn(move || {
+                    let reg2 = reg.clone();
+                    signal::arm(k, move || reg2.stop(s, h).unwrap());
+                    reg.start(s, h).unwrap();
+                    let missed = signal::disarm();
+                    assert!(k > 0 || !missed, "the handler did not run");
+                    reg.read_u64(s, h).unwrap()
+                })
+            };
+            let r = tool.join().unwrap();
+            u.join().unwrap();
+            assert!(reg.is_started(s, h).unwrap(), "k={k}: start lost");
+            let last = reg.read_u64(s, h).unwrap();
+            assert!(r <= last && last <= N, "k={k}: {r} then {last}");
+        });
+    }
+}

@@ -1,0 +1,167 @@
+//! Loom only (`--cfg loom`): thin public wrappers over the engine's
+//! internal concurrent structures, for the models in `loom-tests/`.
+//!
+//! Nothing here adds logic: every method forwards to the engine code that
+//! the normal build runs, which under `--cfg loom` is built on loom's
+//! atomics, mutexes, cells and thread-locals (see `sync`). The tool-side
+//! protocols (sessions, handles, readreset, free) are driven through the
+//! public [`Registry`](crate::Registry) API instead.
+//!
+//! Rule for models: a model's main thread must not update a sharded
+//! variable (it would take a thread id, whose exit guard runs after loom has
+//! dropped the id allocator); do updates on spawned, joined threads.
+
+#![allow(missing_docs, clippy::new_without_default)]
+
+use crate::cells::{self, CellSpace};
+use crate::storage::Repr;
+use crate::storage::watermark;
+
+/// A registry's per-thread cell space.
+pub struct Cells(CellSpace);
+
+/// One cell address (the same in every thread's record).
+#[derive(Clone, Copy, Debug)]
+pub struct CellSlot(cells::Slot);
+
+impl Cells {
+    pub fn new() -> Self {
+        Self(CellSpace::new())
+    }
+    /// Reserves one cell.
+    pub fn alloc(&self) -> CellSlot {
+        CellSlot(self.0.alloc(1).expect("cell space").0)
+    }
+    /// Reserves `len` consecutive cells; `slot.at(i)` names cell `i`.
+    pub fn alloc_n(&self, len: usize) -> CellSlot {
+        CellSlot(self.0.alloc(len).expect("cell space").0)
+    }
+    /// The owning thread's update (relaxed load + relaxed store).
+    pub fn add(&self, slot: CellSlot, n: u64) {
+        self.0.update(slot.0, |v| v.wrapping_add(n));
+    }
+    /// Merged read over every thread's record and the orphan record.
+    pub fn sum(&self, slot: CellSlot) -> u64 {
+        self.0.sum(slot.0)
+    }
+    /// The calling thread's own cell value.
+    pub fn load_local(&self, slot: CellSlot) -> u64 {
+        self.0.load_local(slot.0)
+    }
+    pub fn thread_records(&self) -> usize {
+        self.0.thread_records()
+    }
+    pub fn prepare_thread(&self) {
+        self.0.prepare_thread()
+    }
+}
+
+impl CellSlot {
+    pub fn at(self, i: usize) -> CellSlot {
+        CellSlot(self.0.at(i))
+    }
+}
+
+/// The calling thread's raw pvar thread id (0 = none yet).
+pub fn thread_id() -> u32 {
+    cells::thread_id::current_raw()
+}
+
+/// Runs the calling thread's exit guard now, as thread exit would: the id
+/// goes back to the free list (a later thread continues in its records) and
+/// later updates from this thread go to the shared orphan record. Every
+/// modelled thread that updated must call this last: loom runs thread-local
+/// destructors only after `join` has returned.
+pub fn thread_exit() {
+    cells::tls::run_exit_guard()
+}
+
+/// Number of thread ids held by live threads.
+pub fn live_threads() -> u32 {
+    cells::live_threads()
+}
+
+/// The append-only vector behind the registry, records and slot tables.
+pub struct AppendVec<T>(crate::sync::append_vec::AppendVec<T>);
+
+impl<T> AppendVec<T> {
+    pub fn new() -> Self {
+        Self(crate::sync::append_vec::AppendVec::new())
+    }
+    pub fn push(&self, v: T) -> usize {
+        self.0.push(v)
+    }
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.0.get(i)
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.len() == 0
+    }
+}
+
+/// A one-element unsigned watermark store with its subscriber table.
+pub struct Watermark(watermark::WatermarkStore);
+
+/// A subscription (what a watermark handle holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubKey(watermark::SubKey);
+
+const REPR: Repr = Repr::Unsigned;
+
+impl Watermark {
+    /// `high`: HIGHWATERMARK, else LOWWATERMARK; level starts at `initial`.
+    pub fn new(high: bool, initial: u64) -> Self {
+        Self(watermark::WatermarkStore::new(high, 1, initial))
+    }
+    /// Component update.
+    pub fn update(&self, v: u64) {
+        self.0.update(0, v, REPR)
+    }
+    pub fn level(&self) -> u64 {
+        self.0.level[0].load(crate::sync::Ordering::Relaxed)
+    }
+    pub fn subscribe(&self) -> SubKey {
+        SubKey(self.0.subscribe())
+    }
+    pub fn start(&self, k: SubKey) {
+        self.0.start(k.0, REPR)
+    }
+    pub fn stop(&self, k: SubKey) {
+        self.0.stop(k.0)
+    }
+    pub fn is_started(&self, k: SubKey) -> bool {
+        self.0.is_started(k.0)
+    }
+    pub fn read(&self, k: SubKey) -> u64 {
+        self.0.read(k.0, 0, REPR)
+    }
+    pub fn reset(&self, k: SubKey) -> u64 {
+        self.0.reset(k.0, 0, REPR)
+    }
+    pub fn unsubscribe(&self, k: SubKey) {
+        self.0.unsubscribe(k.0)
+    }
+}
+
+/// A modelled signal handler (see `sync::signal`).
+pub mod signal {
+    /// Runs `handler` on this thread at the `skip`-th signal point it
+    /// passes (0 = the next one): between the load of a SUM handle's word
+    /// and its compare-and-swap (start, stop, reset, readreset, write) or
+    /// its re-check (read).
+    pub fn arm(skip: usize, handler: impl FnOnce() + 'static) {
+        crate::sync::signal::arm(skip, Box::new(handler))
+    }
+    /// Whether the armed handler has not run yet.
+    pub fn pending() -> bool {
+        crate::sync::signal::pending()
+    }
+    /// Drops the armed handler if it has not run; returns whether it had
+    /// not (so that it cannot fire in a later operation).
+    pub fn disarm() -> bool {
+        crate::sync::signal::disarm()
+    }
+}
