@@ -2,17 +2,18 @@
 //!
 //! An `MPI_T_enum` is the enumeration's stable index in the registry plus
 //! one (so that `MPI_T_ENUM_NULL` is 0). A value that is not such a handle
-//! gets `MPI_T_ERR_INVALID` (the Rust API's answer for an unknown
-//! enumeration); an item index out of range gets `MPI_T_ERR_INVALID_INDEX`
-//! (the MPI 4 rule; `MPI_T_ERR_INVALID_ITEM` is never returned).
+//! (NULL, made up) gets `MPI_T_ERR_INVALID_HANDLE`, like every other bad
+//! handle of the interface; an item index out of range gets
+//! `MPI_T_ERR_INVALID_INDEX` (the MPI 4 rule; `MPI_T_ERR_INVALID_ITEM` is
+//! never returned).
 
 use core::ffi::{c_char, c_int};
 
 use super::strings::{arg_str, put_string};
 use super::types::Enum;
 use super::{
-    CResult, ERR_INVALID, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index, mpi_t_fn, mpit_call,
-    require, set_opt, set_req, to_int,
+    CResult, ERR_INVALID, ERR_INVALID_HANDLE, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index,
+    mpi_t_fn, mpit_call, require, set_opt, set_req, to_int,
 };
 use crate::Categories;
 
@@ -147,8 +148,12 @@ mpi_t_fn! {
     }
 }
 
-fn enum_index(e: Enum) -> CResult<usize> {
-    (e as usize).checked_sub(1).ok_or(ERR_INVALID)
+/// The enumeration index behind a live `MPI_T_enum`, or
+/// `MPI_T_ERR_INVALID_HANDLE`.
+fn enum_index(reg: &crate::Registry, e: Enum) -> CResult<usize> {
+    let i = (e as usize).checked_sub(1).ok_or(ERR_INVALID_HANDLE)?;
+    reg.enumeration(i).map_err(|_| ERR_INVALID_HANDLE)?;
+    Ok(i)
 }
 
 mpi_t_fn! {
@@ -160,7 +165,7 @@ mpi_t_fn! {
         name_len: *mut c_int,
     ) {
         mpit_call(|reg| {
-            let (n, ename) = reg.enum_get_info(enum_index(enumtype)?).c()?;
+            let (n, ename) = reg.enum_get_info(enum_index(reg, enumtype)?).c()?;
             // SAFETY: NULL (ignored) or valid (contract); helpers check.
             unsafe {
                 set_opt(num, to_int(n));
@@ -182,8 +187,7 @@ mpi_t_fn! {
         name_len: *mut c_int,
     ) {
         mpit_call(|reg| {
-            let e = enum_index(enumtype)?;
-            reg.enumeration(e).c()?;
+            let e = enum_index(reg, enumtype)?;
             require(value)?;
             let item = reg.enum_get_item(e, index(item_index, ERR_INVALID_INDEX)?).c()?;
             // SAFETY: `value` checked by `require`; the string pair is NULL

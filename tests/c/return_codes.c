@@ -165,9 +165,6 @@ int main(void) {
     CHECK_RC(MPI_T_cvar_handle_free(NULL), MPI_T_ERR_INVALID);
     CHECK_RC(MPI_T_category_get_pvars(0, -1, &i), MPI_T_ERR_INVALID);
     CHECK_RC(MPI_T_category_get_pvars(0, 1, NULL), MPI_T_ERR_INVALID);
-    CHECK_RC(MPI_T_enum_get_info(MPI_T_ENUM_NULL, &n, NULL, NULL), MPI_T_ERR_INVALID);
-    CHECK_RC(MPI_T_enum_get_info((MPI_T_enum)(uintptr_t)0x7777, &n, NULL, NULL),
-             MPI_T_ERR_INVALID);
 
     /* ---- MPI_T_ERR_INVALID_INDEX ---------------------------------- */
     {
@@ -346,6 +343,12 @@ int main(void) {
         MPI_T_cvar_handle nul = MPI_T_CVAR_HANDLE_NULL;
         CHECK_RC(MPI_T_cvar_handle_free(&nul), MPI_T_ERR_INVALID_HANDLE);
     }
+    /* Enumeration handles: NULL and made-up values. */
+    CHECK_RC(MPI_T_enum_get_info(MPI_T_ENUM_NULL, &n, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    CHECK_RC(MPI_T_enum_get_info((MPI_T_enum)(uintptr_t)0x7777, &n, NULL, NULL),
+             MPI_T_ERR_INVALID_HANDLE);
+    CHECK_RC(MPI_T_enum_get_item((MPI_T_enum)(uintptr_t)UINTPTR_MAX, 0, &n, NULL, NULL),
+             MPI_T_ERR_INVALID_HANDLE);
     /* Event registrations and instances never exist. */
     CHECK_RC(MPI_T_event_handle_free(NULL, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
     CHECK_RC(MPI_T_event_read(NULL, 0, buf), MPI_T_ERR_INVALID_HANDLE);
