@@ -28,6 +28,13 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // Die quietly on a closed pipe (`pvar list | head`) like other Unix
+    // tools, instead of panicking on the failed write.
+    // SAFETY: called first thing in `main`, before any other thread exists;
+    // SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
