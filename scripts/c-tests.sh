@@ -2,8 +2,9 @@
 # The C interface test stage: builds libpvar with cargo, compiles every
 # program in tests/c/*.c with the system cc against include/ and the
 # library, runs each (each prints "NAME: N passed, M failed" and exits
-# non-zero on failure), then checks static linking, the header's mpi.h
-# coexistence modes, and the pkg-config file.
+# non-zero on failure), then checks static linking (with the MPI_T_ symbols
+# weakened for PMPI tools), the header's mpi.h coexistence modes, and the
+# pkg-config file.
 #
 #   PVAR_C_PROFILE=release scripts/c-tests.sh   # default: debug
 set -euo pipefail
@@ -41,10 +42,15 @@ for src in tests/c/*.c; do
     run "$name" "$out/$name"
 done
 
-# The static library: the spec's tool example linked against libpvar.a.
-"$CC" "${cflags[@]}" tests/c/umq_tool.c -o "$out/umq_tool_static" \
-    "$libdir/libpvar.a" "${static_libs[@]}"
-run "umq_tool (static libpvar.a)" "$out/umq_tool_static"
+# The static library, with MPI_T_* made weak so that PMPI tools can define
+# their own (scripts/weaken-static.sh): the spec's tool example and the
+# PMPI wrapper test linked against it.
+scripts/weaken-static.sh "$libdir/libpvar.a" "$out/libpvar.a"
+for name in umq_tool pmpi_wrapper; do
+    "$CC" "${cflags[@]}" "tests/c/$name.c" -o "$out/${name}_static" \
+        "$out/libpvar.a" "${static_libs[@]}"
+    run "$name (static libpvar.a)" "$out/${name}_static"
+done
 
 # Header modes: standalone C++, after an mpi.h, and PVAR_MPI_T_ONLY.
 echo "--- header modes"
