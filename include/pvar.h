@@ -30,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -204,9 +205,9 @@ int pvar_register_callback(const pvar_info *info, pvar_read_fn read, pvar_write_
                            pvar_notify_fn notify, void *context, int *index);
 
 static inline uint64_t pvar_bits_from_double(double d) {
-    union { double d; uint64_t u; } x;
-    x.d = d;
-    return x.u;
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
 }
 
 int pvar_var_index(pvar_var var);  /* the MPI_T pvar index; -1 for NULL */
