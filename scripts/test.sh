@@ -24,3 +24,6 @@ cargo bench --no-run
 
 stage "C interface"
 ./scripts/c-tests.sh
+
+stage "loom models"
+./scripts/loom.sh
