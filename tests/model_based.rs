@@ -3,9 +3,9 @@
 //! (the same code the `api_sequences` fuzz target runs). Every value read
 //! and every return code must agree.
 //!
-//! Case count: `PVAR_MODEL_CASES` (default 384, about 20 s on a 2-core
-//! machine in a debug build); a failure is shrunk and its byte string
-//! saved by proptest.
+//! Case count: `PVAR_MODEL_CASES` (default 3000: about 15 s on one core
+//! of the 2-core CI machine in a debug build); a failure is shrunk to a
+//! short operation list, which proptest prints.
 
 mod model;
 
@@ -17,7 +17,7 @@ fn cases() -> u32 {
     std::env::var("PVAR_MODEL_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(384)
+        .unwrap_or(3000)
 }
 
 proptest! {

@@ -12,7 +12,8 @@
 //! - [`harness`]: applies each op to a [`pvar::Registry`] (with a mocked
 //!   clock) and to the model and compares.
 
-#![allow(dead_code)]
+// Plain index loops read closest to the rules they state.
+#![allow(dead_code, clippy::needless_range_loop)]
 
 pub mod harness;
 pub mod ops;

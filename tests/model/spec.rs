@@ -190,7 +190,7 @@ impl Model {
             && datatype_allowed(m.class, m.datatype)
             && m.datatype != Datatype::Char
             && m.count > 0
-            && !(memoryless && (!m.continuous || !m.readonly || m.atomic))
+            && (!memoryless || (m.continuous && m.readonly && !m.atomic))
             && !(m.atomic && m.readonly);
         if !ok {
             return Err(ErrorCode::Invalid);
@@ -206,11 +206,8 @@ impl Model {
             self.vars[i].active = true;
             return Ok(i);
         }
-        let float = m.float();
-        let init = match (m.class, float) {
-            // A LOWWATERMARK's level starts at 0 like every other.
-            (_, f) => Val::zero(f),
-        };
+        // Every level and total starts at 0 (a LOWWATERMARK's too).
+        let init = Val::zero(m.float());
         self.vars.push(Var {
             vals: vec![init; m.count],
             timer_started: vec![None; m.count],
