@@ -16,13 +16,40 @@ struct sample {
     pvar_var sent, per_peer, bytes, wait, pool_size, pool_usage, state;
     pvar_var queue_world, queue_self, queue_high, free_low, generic, nonatomic;
     pvar_bound queue;
-    int callback_counter_index, callback_name_index;
+    int callback_counter_index, callback_name_index, callback_ratio_index;
+    int callback_setting_index;
     pvar_cvar protocol, eager, big, offset, factor, path, version, frozen;
     pvar_bound_cvar algo;
     pvar_cvar algo_world;
 };
 
 static uint64_t sample_callback_ticks;
+static uint64_t sample_settings[3] = {0, 10, 20}; /* per-comm values, writable */
+static int sample_notified[4];                     /* BIND, START, STOP, FREE */
+
+static uint64_t sample_read_ratio(void *ctx, uint64_t object, int bound, size_t element) {
+    (void)ctx, (void)object, (void)bound, (void)element;
+    return pvar_bits_from_double(0.75);
+}
+
+static uint64_t sample_read_setting(void *ctx, uint64_t object, int bound, size_t element) {
+    (void)object, (void)bound;
+    return ((uint64_t *)ctx)[element];
+}
+
+static void sample_write_setting(void *ctx, uint64_t object, int bound, size_t element,
+                                 uint64_t value) {
+    (void)object, (void)bound;
+    ((uint64_t *)ctx)[element] = value;
+}
+
+/* Per-object element count: 3 for MPI_COMM_WORLD, none for others. */
+static long sample_notify_setting(void *ctx, int event, uint64_t object, int bound) {
+    (void)ctx;
+    if (event >= 0 && event < 4) sample_notified[event]++;
+    if (event == PVAR_NOTIFY_BIND) return bound && object == PVAR_OBJECT_COMM_WORLD ? 3 : 0;
+    return -1;
+}
 
 static uint64_t sample_read_counter(void *ctx, uint64_t object, int bound, size_t element) {
     (void)object, (void)bound, (void)element;
@@ -167,6 +194,25 @@ static void sample_component_init(struct sample *s) {
     i.count = 16;
     SAMPLE_OK(pvar_register_callback(&i, sample_read_name, NULL, NULL,
                                      (void *)"sample-component", &s->callback_name_index));
+
+    memset(&i, 0, sizeof i);
+    i.name = "sample_callback_ratio";
+    i.description = "a double the component computes";
+    i.var_class = PVAR_CLASS_PERCENTAGE;
+    SAMPLE_OK(pvar_register_callback(&i, sample_read_ratio, NULL, NULL, NULL,
+                                     &s->callback_ratio_index));
+
+    memset(&i, 0, sizeof i);
+    i.name = "sample_callback_setting";
+    i.description = "per-communicator values a tool may write (callbacks, per-object count)";
+    i.var_class = PVAR_CLASS_GENERIC;
+    i.datatype = PVAR_TYPE_UNSIGNED_LONG_LONG;
+    i.bind = PVAR_BIND_MPI_COMM;
+    i.count = PVAR_COUNT_PER_OBJECT;
+    i.readonly = PVAR_NO;
+    SAMPLE_OK(pvar_register_callback(&i, sample_read_setting, sample_write_setting,
+                                     sample_notify_setting, sample_settings,
+                                     &s->callback_setting_index));
 
     /* Control variables of every datatype. */
     {

@@ -187,6 +187,35 @@ static void list_enums(void) {
     }
 }
 
+/* The callback variables of the sample component, beyond listing. */
+static void check_callbacks(struct sample *smp) {
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    MPI_Comm world = MPI_COMM_WORLD, self = MPI_COMM_SELF;
+    int count = 0;
+    double ratio = 0;
+    unsigned long long vals[3] = {0, 0, 0}, neu[3] = {7, 8, 9};
+    CHECK_RC(MPI_T_pvar_session_create(&s), MPI_SUCCESS);
+    CHECK_RC(MPI_T_pvar_handle_alloc(s, smp->callback_ratio_index, NULL, &h, &count),
+             MPI_SUCCESS);
+    CHECK_RC(MPI_T_pvar_read(s, h, &ratio), MPI_SUCCESS);
+    CHECK(ratio == 0.75);
+    /* per-object count from the notify callback */
+    CHECK_RC(MPI_T_pvar_handle_alloc(s, smp->callback_setting_index, &world, &h, &count),
+             MPI_SUCCESS);
+    CHECK(count == 3);
+    CHECK_RC(MPI_T_pvar_read(s, h, vals), MPI_SUCCESS);
+    CHECK(vals[0] == 0 && vals[1] == 10 && vals[2] == 20);
+    CHECK_RC(MPI_T_pvar_write(s, h, neu), MPI_SUCCESS);
+    CHECK(sample_settings[0] == 7 && sample_settings[2] == 9);
+    CHECK_RC(MPI_T_pvar_handle_free(s, &h), MPI_SUCCESS);
+    CHECK(sample_notified[PVAR_NOTIFY_BIND] >= 1 && sample_notified[PVAR_NOTIFY_FREE] >= 1);
+    /* no elements for MPI_COMM_SELF: refused */
+    CHECK_RC(MPI_T_pvar_handle_alloc(s, smp->callback_setting_index, &self, &h, &count),
+             MPI_T_ERR_INVALID);
+    CHECK_RC(MPI_T_pvar_session_free(&s), MPI_SUCCESS);
+}
+
 int main(void) {
     struct sample s;
     int provided, n;
@@ -197,6 +226,7 @@ int main(void) {
     list_cvars();
     list_categories();
     list_enums();
+    check_callbacks(&s);
     CHECK(num_enums >= 2); /* sample_state_enum, sample_protocol_enum */
     CHECK_RC(MPI_T_source_get_num(&n), MPI_SUCCESS);
     CHECK(n == 0);
