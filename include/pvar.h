@@ -283,6 +283,7 @@ int pvar_category_add_subcategory(const char *parent, const char *child);
 int pvar_cvar_register(const pvar_cvar_info *info, pvar_cvar *cvar);
 int pvar_cvar_register_bound(const pvar_cvar_info *info, pvar_bound_cvar *bound);
 int pvar_bound_cvar_create(pvar_bound_cvar bound, uint64_t object, pvar_cvar *cvar);
+int pvar_bound_cvar_drop(pvar_bound_cvar bound, uint64_t object);
 void pvar_bound_cvar_free(pvar_bound_cvar bound);
 void pvar_cvar_free(pvar_cvar cvar);
 int pvar_cvar_index(pvar_cvar cvar);
@@ -295,6 +296,7 @@ int pvar_cvar_get_string(pvar_cvar cvar, char *buf, int *len); /* MPI_T string r
 
 /* Component-side writes (no scope or freeze check). */
 int pvar_cvar_set_int(pvar_cvar cvar, int64_t v);
+int pvar_cvar_set_unsigned(pvar_cvar cvar, uint64_t v);
 int pvar_cvar_set_double(pvar_cvar cvar, double v);
 int pvar_cvar_set_string(pvar_cvar cvar, const char *s);
 /* While frozen, tool writes fail with MPI_T_ERR_CVAR_SET_NOT_NOW. */

@@ -251,6 +251,27 @@ int main(void) {
         CHECK_RC(MPI_T_pvar_handle_free(s, &hq), MPI_SUCCESS);
     }
 
+    /* A dropped bound cvar value. */
+    {
+        MPI_T_cvar_handle cb;
+        unsigned u = 0;
+        pvar_cvar self_algo;
+        MPI_Comm self = MPI_COMM_SELF;
+        int ai = cvar_index_of("SAMPLE_COLL_ALGORITHM");
+        CHECK_RC(pvar_bound_cvar_create(smp.algo, PVAR_OBJECT_COMM_SELF, &self_algo),
+                 MPI_SUCCESS);
+        CHECK_RC(pvar_cvar_set_unsigned(self_algo, 4000000000u), MPI_SUCCESS);
+        CHECK_RC(MPI_T_cvar_handle_alloc(ai, &self, &cb, &count), MPI_SUCCESS);
+        CHECK_RC(MPI_T_cvar_read(cb, &u), MPI_SUCCESS);
+        CHECK(u == 4000000000u);
+        CHECK_RC(pvar_bound_cvar_drop(smp.algo, PVAR_OBJECT_COMM_SELF), MPI_SUCCESS);
+        CHECK_RC(MPI_T_cvar_read(cb, &u), MPI_T_ERR_INVALID_INDEX);
+        CHECK_RC(pvar_bound_cvar_drop(smp.algo, PVAR_OBJECT_COMM_SELF), MPI_T_ERR_INVALID);
+        CHECK_RC(MPI_T_cvar_handle_free(&cb), MPI_SUCCESS);
+        CHECK_RC(MPI_T_cvar_handle_alloc(ai, &self, &cb, &count), MPI_T_ERR_INVALID);
+        pvar_cvar_free(self_algo);
+    }
+
     /* ---- MPI_T_ERR_INVALID_NAME ----------------------------------- */
     CHECK_RC(MPI_T_pvar_get_index("no_such_pvar", MPI_T_PVAR_CLASS_COUNTER, &i),
              MPI_T_ERR_INVALID_NAME);

@@ -198,6 +198,28 @@ pub unsafe extern "C" fn pvar_bound_cvar_create(
     })
 }
 
+/// Drops the value of a bound control variable for `object`: tool handles
+/// bound to it then fail with `MPI_T_ERR_INVALID_INDEX`.
+///
+/// # Safety
+/// `bound` is NULL or a live `pvar_bound_cvar`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pvar_bound_cvar_drop(bound: *mut c_void, object: u64) -> c_int {
+    guarded(|| {
+        // SAFETY: caller's contract.
+        let b = unsafe { deref::<CBoundCvar>(bound) }.ok_or(ERR_INVALID)?;
+        match b {
+            CBoundCvar::I32(b) => b.drop_instance(object),
+            CBoundCvar::U32(b) => b.drop_instance(object),
+            CBoundCvar::U64(b) => b.drop_instance(object),
+            CBoundCvar::I64(b) => b.drop_instance(object),
+            CBoundCvar::F64(b) => b.drop_instance(object),
+            CBoundCvar::Str(b) => b.drop_instance(object),
+        }
+        .rec()
+    })
+}
+
 /// Frees a `pvar_bound_cvar` (the variable stays registered).
 ///
 /// # Safety
@@ -330,6 +352,25 @@ pub unsafe extern "C" fn pvar_cvar_set_int(cvar_: *mut c_void, v: i64) -> c_int 
         Some(CCvar::U32(c)) => c.set(v as u32),
         Some(CCvar::U64(c)) => c.set(v as u64),
         Some(CCvar::I64(c)) => c.set(v),
+        Some(CCvar::F64(c)) => c.set(v as f64),
+        _ => return ERR_INVALID,
+    }
+    crate::ffi::SUCCESS
+}
+
+/// Sets an unsigned value from the component side (no scope or freeze
+/// check); for the full `uint64_t` range.
+///
+/// # Safety
+/// `cvar` is NULL or a live `pvar_cvar`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pvar_cvar_set_unsigned(cvar_: *mut c_void, v: u64) -> c_int {
+    // SAFETY: caller's contract.
+    match unsafe { cvar(cvar_) } {
+        Some(CCvar::I32(c)) => c.set(v as i32),
+        Some(CCvar::U32(c)) => c.set(v as u32),
+        Some(CCvar::U64(c)) => c.set(v),
+        Some(CCvar::I64(c)) => c.set(v as i64),
         Some(CCvar::F64(c)) => c.set(v as f64),
         _ => return ERR_INVALID,
     }
