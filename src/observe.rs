@@ -34,7 +34,7 @@ use crate::callback::Callbacks;
 use crate::enums::Enumeration;
 use crate::error::Result;
 use crate::kinds::{Datatype, PvarClass, Scope, Verbosity};
-use crate::registry::Registry;
+use crate::registry::{Registry, RegistryInner};
 
 /// The category holding the engine's own variables.
 pub const CATEGORY: &str = "pvar_engine";
@@ -55,19 +55,33 @@ pub const CVARS: [&str; 3] = [
     "PVAR_ENGINE_THREAD_LEVEL",
 ];
 
-/// A callback's view of the registry that does not keep it alive (the
-/// callbacks are stored inside the registry).
-#[cfg(not(loom))]
-fn weak_view(reg: &Registry) -> impl Fn() -> Option<Registry> + Send + Sync + 'static {
-    let weak = std::sync::Arc::downgrade(&reg.inner);
-    move || weak.upgrade().map(|inner| Registry { inner })
-}
+/// A callback's view of the registry that owns it.
+///
+/// Not an `Arc` or `Weak`: upgrading or dropping one in a callback could
+/// allocate or free, and tools may read these variables from a signal
+/// handler. A plain pointer is enough: the callbacks are stored inside this
+/// very registry (in its variables' storage) and the engine only calls them
+/// from tool operations made through a `&Registry`, so whenever a callback
+/// runs, the registry it points to is alive.
+#[derive(Clone, Copy)]
+struct Owner(*const RegistryInner);
 
-#[cfg(loom)]
-fn weak_view(reg: &Registry) -> impl Fn() -> Option<Registry> + Send + Sync + 'static {
-    // loom's Arc has no Weak; models never drop registries holding these.
-    let reg = reg.clone();
-    move || Some(reg.clone())
+// SAFETY: `RegistryInner` is `Sync`; `Owner` only hands out shared
+// references to it, under the liveness argument above.
+unsafe impl Send for Owner {}
+// SAFETY: as above.
+unsafe impl Sync for Owner {}
+
+impl Owner {
+    fn of(reg: &Registry) -> Self {
+        Self(&*reg.inner as *const RegistryInner)
+    }
+
+    fn get(&self) -> &RegistryInner {
+        // SAFETY: see the type's documentation: the registry owning the
+        // callback that calls this is alive for the duration of the call.
+        unsafe { &*self.0 }
+    }
 }
 
 /// Registers the engine's own category, performance variables and control
@@ -78,8 +92,8 @@ pub fn register_engine_vars(reg: &Registry) -> Result<()> {
         "The pvar engine itself: tool sessions and handles, threads, reads served, build settings",
     )?;
     let stat = |f: fn(crate::tool::ToolStats) -> u64| {
-        let view = weak_view(reg);
-        Callbacks::new(move |_, _| view().map_or(0, |r| f(r.tool_stats())))
+        let owner = Owner::of(reg);
+        Callbacks::new(move |_, _| f(owner.get().tool.stats()))
     };
     let level = |name: &str, desc: &str, cb: Callbacks| {
         reg.callback_pvar(name, PvarClass::Level, Datatype::UnsignedLongLong, cb)
@@ -116,11 +130,11 @@ pub fn register_engine_vars(reg: &Registry) -> Result<()> {
         "threads currently holding a per-thread id (all registries)",
         Callbacks::new(|_, _| crate::live_threads() as u64),
     )?;
-    let view = weak_view(reg);
+    let owner = Owner::of(reg);
     level(
         PVARS[4],
         "per-thread records in this registry (threads that ever updated a summed variable)",
-        Callbacks::new(move |_, _| view().map_or(0, |r| r.thread_records() as u64)),
+        Callbacks::new(move |_, _| owner.get().hot.cells.thread_records() as u64),
     )?;
 
     reg.cvar::<String>(CVARS[0])

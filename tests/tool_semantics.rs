@@ -16,7 +16,11 @@ fn sum_handle_follows_accum_offset_current() {
     assert_eq!(s.read_u64(h).unwrap(), 0);
     s.start(h).unwrap();
     c.add(7);
-    assert_eq!(s.read_u64(h).unwrap(), 7, "running: accum + current - offset");
+    assert_eq!(
+        s.read_u64(h).unwrap(),
+        7,
+        "running: accum + current - offset"
+    );
     s.stop(h).unwrap();
     c.add(1000);
     assert_eq!(s.read_u64(h).unwrap(), 7, "stopped: accum");
@@ -105,7 +109,11 @@ fn watermark_handles_track_marks_per_session() {
     hi.update(50); // stopped: not seen
     lo.update(50);
     s.start_all().unwrap();
-    assert_eq!(s.read_u64(hh).unwrap(), 50, "starting value is the level at start");
+    assert_eq!(
+        s.read_u64(hh).unwrap(),
+        50,
+        "starting value is the level at start"
+    );
     for v in [60, 10, 70, 20] {
         hi.update(v);
         lo.update(v);
@@ -115,7 +123,11 @@ fn watermark_handles_track_marks_per_session() {
     s.stop_all().unwrap();
     hi.update(1000);
     lo.update(0);
-    assert_eq!(s.read_u64(hh).unwrap(), 70, "stopped handles are not updated");
+    assert_eq!(
+        s.read_u64(hh).unwrap(),
+        70,
+        "stopped handles are not updated"
+    );
     assert_eq!(s.read_u64(hl).unwrap(), 10);
     s.start_all().unwrap();
     s.reset_all().unwrap();
@@ -125,7 +137,11 @@ fn watermark_handles_track_marks_per_session() {
     let mut out = [0u64];
     s.readreset(hh, &mut out).unwrap();
     assert_eq!(out[0], 1000, "readreset returns the mark before the reset");
-    assert_eq!(s.read_u64(hh).unwrap(), 3, "and restarts from the current level");
+    assert_eq!(
+        s.read_u64(hh).unwrap(),
+        3,
+        "and restarts from the current level"
+    );
     // A second session sees its own marks.
     let s2 = reg.session().unwrap();
     let (h2, _) = s2.alloc(hi.index(), None).unwrap();
@@ -168,8 +184,18 @@ fn arrays_and_bound_objects_through_handles() {
     let world = per_peer.create_instance(0x101, 3).unwrap();
     let pair = per_peer.create_instance(0x200, 2).unwrap();
     let s = reg.session().unwrap();
-    let (hw, nw) = s.alloc(per_peer.index(), Some(ObjectRef::new(BindKind::Comm, 0x101))).unwrap();
-    let (hp, np) = s.alloc(per_peer.index(), Some(ObjectRef::new(BindKind::Comm, 0x200))).unwrap();
+    let (hw, nw) = s
+        .alloc(
+            per_peer.index(),
+            Some(ObjectRef::new(BindKind::Comm, 0x101)),
+        )
+        .unwrap();
+    let (hp, np) = s
+        .alloc(
+            per_peer.index(),
+            Some(ObjectRef::new(BindKind::Comm, 0x200)),
+        )
+        .unwrap();
     assert_eq!((nw, np), (3, 2), "count depends on the object");
     s.start_all().unwrap();
     world.inc_at(2);
@@ -191,27 +217,39 @@ fn callback_variables_are_notified_and_count_per_object() {
     let reg = Registry::new();
     let events = Arc::new(AtomicUsize::new(0));
     let ev = events.clone();
-    let cb = Callbacks::new(|obj, i| obj.unwrap_or(0) * 10 + i as u64).with_notify(move |n, obj| {
-        ev.fetch_add(1, Ordering::SeqCst);
-        match n {
-            Notify::Bind => obj.map(|o| o as usize),
-            _ => None,
-        }
-    });
+    let cb =
+        Callbacks::new(|obj, i| obj.unwrap_or(0) * 10 + i as u64).with_notify(move |n, obj| {
+            ev.fetch_add(1, Ordering::SeqCst);
+            match n {
+                Notify::Bind => obj.map(|o| o as usize),
+                _ => None,
+            }
+        });
     let var = reg
-        .callback_pvar("computed", PvarClass::Counter, Datatype::UnsignedLongLong, cb)
+        .callback_pvar(
+            "computed",
+            PvarClass::Counter,
+            Datatype::UnsignedLongLong,
+            cb,
+        )
         .bind(BindKind::Win)
         .per_object_count()
         .register_bound()
         .unwrap();
     let s = reg.session().unwrap();
-    let (h, count) = s.alloc(var.index(), Some(ObjectRef::new(BindKind::Win, 3))).unwrap();
+    let (h, count) = s
+        .alloc(var.index(), Some(ObjectRef::new(BindKind::Win, 3)))
+        .unwrap();
     assert_eq!(count, 3, "notify(Bind) decides the count");
     s.start(h).unwrap();
     s.stop(h).unwrap();
     let mut out = [0u64; 3];
     s.read(h, &mut out).unwrap();
-    assert_eq!(out, [0, 0, 0], "SUM semantics over the callback's current values");
+    assert_eq!(
+        out,
+        [0, 0, 0],
+        "SUM semantics over the callback's current values"
+    );
     s.free(h).unwrap();
     assert_eq!(events.load(Ordering::SeqCst), 4, "bind, start, stop, free");
 }
@@ -301,7 +339,11 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
     }
     done.store(true, Ordering::Relaxed);
     assert!(churn.join().unwrap() > 0);
-    assert_eq!(s.read_u64(keep).unwrap(), 5001, "the highest level was seen");
+    assert_eq!(
+        s.read_u64(keep).unwrap(),
+        5001,
+        "the highest level was seen"
+    );
 }
 
 #[test]
@@ -336,6 +378,10 @@ fn a_thousand_handles_in_ten_sessions() {
         }
     }
     drop(sessions);
-    assert_eq!(reg.tool_stats().handles, 0, "freeing a session frees its handles");
+    assert_eq!(
+        reg.tool_stats().handles,
+        0,
+        "freeing a session frees its handles"
+    );
     assert_eq!(reg.tool_stats().sessions, 0);
 }

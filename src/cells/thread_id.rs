@@ -59,6 +59,7 @@ impl Drop for ExitGuard {
         tls::set_thread_id(EXITED);
         let mut alloc = ALLOCATOR.lock().unwrap_or_else(|e| e.into_inner());
         alloc.free.push(Reverse(self.0));
+        LIVE.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -93,6 +94,8 @@ fn assign() -> u32 {
             }
         }
     };
+    // Counted before the guard exists: the guard's drop uncounts it.
+    LIVE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     // `try_with` fails only while this thread's TLS is being torn down; the
     // id then behaves as exited for this registry call.
     if !tls::install_exit_guard(ExitGuard(id)) {
@@ -105,7 +108,12 @@ fn assign() -> u32 {
 }
 
 /// Number of thread ids currently held by live threads.
+/// Async-signal-safe: one atomic load (no lock).
 pub(crate) fn live_threads() -> u32 {
-    let alloc = ALLOCATOR.lock().unwrap_or_else(|e| e.into_inner());
-    alloc.next - 1 - alloc.free.len() as u32
+    LIVE.load(std::sync::atomic::Ordering::Relaxed)
 }
+
+/// Ids currently held, kept beside the allocator so that reading it needs
+/// no lock (the engine's own `pvar_engine_live_threads` variable reads it,
+/// possibly from a signal handler).
+static LIVE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

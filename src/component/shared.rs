@@ -30,10 +30,8 @@ impl SharedRef {
 
     #[inline(always)]
     fn set(&self, i: usize, bits: u64) {
-        if ENABLED {
-            if let Kind::Shared { cells } = &self.storage.kind {
-                cells[i].store(bits, Ordering::Relaxed);
-            }
+        if ENABLED && let Kind::Shared { cells } = &self.storage.kind {
+            cells[i].store(bits, Ordering::Relaxed);
         }
     }
 

@@ -150,7 +150,8 @@ impl PvarInfo {
         if callback {
             if !self.readonly
                 && !has_write_callback
-                && !(self.class.is_sum() || self.class.is_watermark())
+                && !self.class.is_sum()
+                && !self.class.is_watermark()
             {
                 return Err(format!(
                     "{who}: writable callback variable needs a write callback"

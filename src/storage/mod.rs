@@ -93,7 +93,7 @@ pub(crate) enum Kind {
     Shared {
         cells: Box<[AtomicU64]>,
     },
-    Watermark(WatermarkStore),
+    Watermark(Box<WatermarkStore>),
     Callback {
         callbacks: Arc<Callbacks>,
         object: Option<u64>,
@@ -141,11 +141,11 @@ impl Storage {
                 baseline,
             }
         } else if class.is_watermark() {
-            Kind::Watermark(WatermarkStore::new(
+            Kind::Watermark(Box::new(WatermarkStore::new(
                 class == PvarClass::HighWatermark,
                 count,
                 0,
-            ))
+            )))
         } else {
             Kind::Shared {
                 cells: (0..count).map(|_| AtomicU64::new(0)).collect(),
@@ -219,7 +219,7 @@ impl Storage {
 
     /// Converts a tool-written value to cell representation (inverse of
     /// [`Storage::to_output`] for timers).
-    pub(crate) fn from_output(&self, v: u64) -> u64 {
+    pub(crate) fn to_cells(&self, v: u64) -> u64 {
         if self.class == PvarClass::Timer {
             let nanos = if self.datatype == Datatype::Double {
                 (f64::from_bits(v) * 1e9).max(0.0) as u64

@@ -255,9 +255,4 @@ impl WatermarkStore {
                 .push(key.index);
         }
     }
-
-    /// Number of subscriber slots (for memory accounting).
-    pub(crate) fn subscriber_slots(&self) -> usize {
-        self.subs.len()
-    }
 }

@@ -269,7 +269,7 @@ impl HandleData {
         match &self.state {
             HandleState::Sum(cells) => {
                 for (i, &v) in values.iter().enumerate().take(self.count) {
-                    let v = self.storage.from_output(v);
+                    let v = self.storage.to_cells(v);
                     self.cas_element(cells, i, |_, started, current| {
                         (
                             if started {

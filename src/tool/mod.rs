@@ -134,7 +134,9 @@ pub fn decode_values(datatype: Datatype, bytes: &[u8], out: &mut [u64]) -> Resul
     }
     for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(size)) {
         *o = match (size, datatype) {
-            (4, Datatype::Int) => i32::from_ne_bytes(chunk.try_into().expect("4 bytes")) as i64 as u64,
+            (4, Datatype::Int) => {
+                i32::from_ne_bytes(chunk.try_into().expect("4 bytes")) as i64 as u64
+            }
             (4, _) => u32::from_ne_bytes(chunk.try_into().expect("4 bytes")) as u64,
             (8, _) => u64::from_ne_bytes(chunk.try_into().expect("8 bytes")),
             _ => chunk[0] as u64,
@@ -167,7 +169,9 @@ impl Registry {
     pub fn session_free(&self, session: SessionId) -> Result<()> {
         let tool = self.tool();
         // No new handle operations can validate the session after this.
-        tool.sessions.free(session.0).ok_or(Error::invalid_session())?;
+        tool.sessions
+            .free(session.0)
+            .ok_or(Error::invalid_session())?;
         let mut mine = Vec::new();
         tool.handles.for_each_live(|key, h| {
             if h.session == session.0 {
@@ -220,10 +224,7 @@ impl Registry {
             var.info.readonly,
             var.info.atomic,
         );
-        let key = match self.tool().handles.alloc(data) {
-            Ok(k) => k,
-            Err(e) => return Err(e),
-        };
+        let key = self.tool().handles.alloc(data)?;
         // The session may have been freed meanwhile: then free the handle.
         if self.check_session(session).is_err() {
             if let Some(h) = self.tool().handles.free(key) {
@@ -261,7 +262,11 @@ impl Registry {
         f: impl FnOnce(&HandleData) -> Result<R>,
     ) -> Result<R> {
         self.check_session(session)?;
-        let h = self.tool().handles.get(handle.0).ok_or(Error::invalid_handle())?;
+        let h = self
+            .tool()
+            .handles
+            .get(handle.0)
+            .ok_or(Error::invalid_handle())?;
         if h.session != session.0 {
             return Err(Error::invalid_handle());
         }
@@ -282,7 +287,11 @@ impl Registry {
     /// The variable index and datatype behind a handle.
     ///
     /// Async-signal-safe: yes.
-    pub fn handle_variable(&self, session: SessionId, handle: HandleId) -> Result<(usize, Datatype)> {
+    pub fn handle_variable(
+        &self,
+        session: SessionId,
+        handle: HandleId,
+    ) -> Result<(usize, Datatype)> {
         self.with_handle(session, handle, |h| Ok((h.index, h.storage.datatype)))
     }
 
@@ -327,7 +336,9 @@ impl Registry {
     pub fn read(&self, session: SessionId, handle: HandleId, out: &mut [u64]) -> Result<()> {
         self.with_handle(session, handle, |h| {
             if out.len() < h.count {
-                return Err(Error::Invalid("buffer shorter than the handle's element count"));
+                return Err(Error::Invalid(
+                    "buffer shorter than the handle's element count",
+                ));
             }
             h.check_live(self.active(h.index))?;
             h.read(out);
@@ -365,7 +376,9 @@ impl Registry {
                 // Read element 0 only, without allocating.
                 let mut buf = [0u64; 64];
                 if h.count > buf.len() {
-                    return Err(Error::Invalid("use read() for handles with more than 64 elements"));
+                    return Err(Error::Invalid(
+                        "use read() for handles with more than 64 elements",
+                    ));
                 }
                 h.read(&mut buf[..h.count]);
                 v[0] = buf[0];
@@ -387,7 +400,9 @@ impl Registry {
                 return Err(ErrorCode::PvarNoWrite.into());
             }
             if values.len() < h.count {
-                return Err(Error::Invalid("buffer shorter than the handle's element count"));
+                return Err(Error::Invalid(
+                    "buffer shorter than the handle's element count",
+                ));
             }
             h.check_live(self.active(h.index))?;
             h.write(values)
@@ -425,7 +440,9 @@ impl Registry {
                 return Err(ErrorCode::PvarNoWrite.into());
             }
             if out.len() < h.count {
-                return Err(Error::Invalid("buffer shorter than the handle's element count"));
+                return Err(Error::Invalid(
+                    "buffer shorter than the handle's element count",
+                ));
             }
             h.check_live(self.active(h.index))?;
             h.reset(Some(out))?;
@@ -435,7 +452,11 @@ impl Registry {
     }
 
     /// Applies `f` to every handle of `session`, collecting the first error.
-    fn for_all(&self, session: SessionId, mut f: impl FnMut(&HandleData) -> Result<()>) -> Result<()> {
+    fn for_all(
+        &self,
+        session: SessionId,
+        mut f: impl FnMut(&HandleData) -> Result<()>,
+    ) -> Result<()> {
         self.check_session(session)?;
         let mut result = Ok(());
         self.tool().handles.for_each_live(|_, h| {
