@@ -1,11 +1,9 @@
 //! `MPI_T_pvar_*`: queries, sessions, handles and access.
 //!
 //! Async-signal-safe (no allocation, no lock): `start`, `stop`, `read`,
-//! `write`, `reset`, `readreset` — for handles of up to [`STACK`] elements,
-//! and for larger ones whose datatype has 8-byte elements (read and
-//! written in place in the caller's buffer). Only a handle of more than
-//! [`STACK`] 4-byte (`MPI_INT`, `MPI_UNSIGNED`) or `MPI_CHAR` elements uses
-//! a heap buffer.
+//! `write`, `reset`, `readreset`, for handles of any size: values go
+//! through a stack buffer of [`STACK`] elements, [`STACK`] at a time
+//! (`Registry::read_range` and friends).
 
 use core::ffi::{c_char, c_int, c_void};
 
@@ -238,8 +236,13 @@ mpi_t_fn! {
     }
 }
 
+/// A ranged read of a handle: `read_range` or `readreset_range`.
+type RangeOp = fn(&Registry, SessionId, HandleId, usize, &mut [u64]) -> crate::Result<()>;
+
 /// Reads a handle's values into the caller's buffer in C layout, without
-/// allocating (see the module docs). `op` is `read` or `readreset`.
+/// allocating: through a stack buffer of [`STACK`] elements, piece by piece
+/// for larger handles (per element, a read or readreset is atomic either
+/// way). `op` is `read_range` or `readreset_range`.
 ///
 /// # Safety
 /// `buf` is NULL or valid for writes of count × element-size bytes.
@@ -248,34 +251,26 @@ unsafe fn read_into(
     s: SessionId,
     h: HandleId,
     buf: *mut c_void,
-    op: fn(&Registry, SessionId, HandleId, &mut [u64]) -> crate::Result<()>,
+    op: RangeOp,
 ) -> CResult {
     let (_, dt) = reg.handle_variable(s, h).c()?;
     let count = reg.handle_count(s, h).c()?;
     if buf.is_null() {
         return Err(ERR_INVALID);
     }
-    let bytes = count * dt.size();
-    if count <= STACK {
-        let mut tmp = [0u64; STACK];
-        op(reg, s, h, &mut tmp[..count]).c()?;
-        // SAFETY: `buf` is non-NULL and valid for `bytes` bytes (contract:
-        // the buffer holds `count` elements of the datatype).
-        let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), bytes) };
-        encode_values(dt, &tmp[..count], dst).c()
-    } else if dt.size() == 8 && buf.cast::<u64>().is_aligned() {
-        // 8-byte elements: the C layout of a value is its `u64` bits
-        // (`encode_values` is the identity), so read in place.
-        // SAFETY: non-NULL, aligned, valid for `count` u64s (contract).
-        let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u64>(), count) };
-        op(reg, s, h, dst).c()
-    } else {
-        let mut tmp = vec![0u64; count];
-        op(reg, s, h, &mut tmp).c()?;
-        // SAFETY: as in the first branch.
-        let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), bytes) };
-        encode_values(dt, &tmp, dst).c()
+    let size = dt.size();
+    // SAFETY: `buf` is non-NULL and valid for `count * size` bytes (the
+    // contract of MPI_T_pvar_read: the buffer holds `count` elements).
+    let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), count * size) };
+    let mut tmp = [0u64; STACK];
+    let mut first = 0;
+    while first < count {
+        let n = (count - first).min(STACK);
+        op(reg, s, h, first, &mut tmp[..n]).c()?;
+        encode_values(dt, &tmp[..n], &mut dst[first * size..(first + n) * size]).c()?;
+        first += n;
     }
+    Ok(())
 }
 
 mpi_t_fn! {
@@ -286,7 +281,7 @@ mpi_t_fn! {
         buf: *mut c_void,
     ) {
         // SAFETY: `buf` is sized by the caller from get_info/handle_alloc.
-        mpit_call(|reg| unsafe { read_into(reg, sid(session), hid(handle), buf, Registry::read) })
+        mpit_call(|reg| unsafe { read_into(reg, sid(session), hid(handle), buf, Registry::read_range) })
     }
 }
 
@@ -299,7 +294,7 @@ mpi_t_fn! {
     ) {
         // SAFETY: `buf` is sized by the caller from get_info/handle_alloc.
         mpit_call(|reg| unsafe {
-            read_into(reg, sid(session), hid(handle), buf, Registry::readreset)
+            read_into(reg, sid(session), hid(handle), buf, Registry::readreset_range)
         })
     }
 }
@@ -318,24 +313,20 @@ mpi_t_fn! {
             if buf.is_null() {
                 return Err(ERR_INVALID);
             }
-            let bytes = count * dt.size();
-            if count <= STACK {
-                // SAFETY: non-NULL; valid for `bytes` bytes (contract).
-                let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
-                let mut tmp = [0u64; STACK];
-                decode_values(dt, src, &mut tmp[..count]).c()?;
-                reg.write(s, h, &tmp[..count]).c()
-            } else if dt.size() == 8 && buf.cast::<u64>().is_aligned() {
-                // SAFETY: non-NULL, aligned, valid for `count` u64s.
-                let src = unsafe { core::slice::from_raw_parts(buf.cast::<u64>(), count) };
-                reg.write(s, h, src).c()
-            } else {
-                // SAFETY: as in the first branch.
-                let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
-                let mut tmp = vec![0u64; count];
-                decode_values(dt, src, &mut tmp).c()?;
-                reg.write(s, h, &tmp).c()
+            let size = dt.size();
+            // SAFETY: non-NULL; valid for `count * size` bytes (the contract
+            // of MPI_T_pvar_write).
+            let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count * size) };
+            // Through a stack buffer, piece by piece: no allocation.
+            let mut tmp = [0u64; STACK];
+            let mut first = 0;
+            while first < count {
+                let n = (count - first).min(STACK);
+                decode_values(dt, &src[first * size..(first + n) * size], &mut tmp[..n]).c()?;
+                reg.write_range(s, h, first, &tmp[..n]).c()?;
+                first += n;
             }
+            Ok(())
         })
     }
 }

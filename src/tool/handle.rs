@@ -220,13 +220,14 @@ impl HandleData {
         Ok(())
     }
 
-    /// Reads every element into `out` (values in the variable's datatype,
-    /// as `u64` bits). Async-signal-safe.
-    pub(crate) fn read(&self, out: &mut [u64]) {
+    /// Reads elements `first..first + out.len()` into `out` (values in the
+    /// variable's datatype, as `u64` bits). The caller checks the range.
+    /// Async-signal-safe.
+    pub(crate) fn read(&self, first: usize, out: &mut [u64]) {
         let repr = self.storage.repr;
         match &self.state {
             HandleState::Sum(cells) => {
-                for (i, o) in out.iter_mut().enumerate().take(self.count) {
+                for (i, o) in (first..self.count).zip(out.iter_mut()) {
                     // Value from one consistent (word, current) pair: re-check
                     // the word after reading the cells.
                     let mut w = cells[i].load(Ordering::Acquire);
@@ -247,28 +248,29 @@ impl HandleData {
             }
             HandleState::Watermark(k) => {
                 if let Kind::Watermark(w) = &self.storage.kind {
-                    for (i, o) in out.iter_mut().enumerate().take(self.count) {
+                    for (i, o) in (first..self.count).zip(out.iter_mut()) {
                         *o = w.read(*k, i, repr);
                     }
                 }
             }
             HandleState::Current { .. } => {
-                for (i, o) in out.iter_mut().enumerate().take(self.count) {
+                for (i, o) in (first..self.count).zip(out.iter_mut()) {
                     *o = self.storage.to_output(self.storage.current(i));
                 }
             }
         }
     }
 
-    /// Writes `values` (datatype bits). Async-signal-safe.
-    pub(crate) fn write(&self, values: &[u64]) -> Result<()> {
+    /// Writes `values` (datatype bits) to elements `first..`.
+    /// Async-signal-safe.
+    pub(crate) fn write(&self, first: usize, values: &[u64]) -> Result<()> {
         if self.readonly {
             return Err(ErrorCode::PvarNoWrite.into());
         }
         let repr = self.storage.repr;
         match &self.state {
             HandleState::Sum(cells) => {
-                for (i, &v) in values.iter().enumerate().take(self.count) {
+                for (i, &v) in (first..self.count).zip(values.iter()) {
                     let v = self.storage.to_cells(v);
                     self.cas_element(cells, i, |_, started, current| {
                         (
@@ -284,7 +286,7 @@ impl HandleData {
             }
             HandleState::Watermark(k) => {
                 if let Kind::Watermark(w) = &self.storage.kind {
-                    for (i, &v) in values.iter().enumerate().take(self.count) {
+                    for (i, &v) in (first..self.count).zip(values.iter()) {
                         w.write(*k, i, v);
                         // While started, the level at the time of the write
                         // is a level "since the write": cover it now, as a
@@ -297,7 +299,7 @@ impl HandleData {
             HandleState::Current { .. } => match &self.storage.kind {
                 Kind::Callback { callbacks, object } => match &callbacks.write {
                     Some(write) => {
-                        for (i, &v) in values.iter().enumerate().take(self.count) {
+                        for (i, &v) in (first..self.count).zip(values.iter()) {
                             write(*object, i, v);
                         }
                     }
@@ -311,7 +313,14 @@ impl HandleData {
 
     /// Resets to the starting value; with `out`, also returns the value
     /// reset from, atomically per element (readreset). Async-signal-safe.
-    pub(crate) fn reset(&self, mut out: Option<&mut [u64]>) -> Result<()> {
+    /// `first..first + len` is the element range (all elements for a plain
+    /// reset).
+    pub(crate) fn reset(
+        &self,
+        first: usize,
+        len: usize,
+        mut out: Option<&mut [u64]>,
+    ) -> Result<()> {
         if self.readonly {
             return Err(ErrorCode::PvarNoWrite.into());
         }
@@ -321,7 +330,7 @@ impl HandleData {
         let repr = self.storage.repr;
         match &self.state {
             HandleState::Sum(cells) => {
-                for i in 0..self.count {
+                for i in first..(first + len).min(self.count) {
                     let v = self.cas_element(cells, i, |x, started, current| {
                         if started {
                             (pack(repr.sub(0, current), true), repr.add(x, current))
@@ -330,16 +339,16 @@ impl HandleData {
                         }
                     });
                     if let Some(out) = out.as_deref_mut() {
-                        out[i] = self.storage.to_output(v);
+                        out[i - first] = self.storage.to_output(v);
                     }
                 }
             }
             HandleState::Watermark(k) => {
                 if let Kind::Watermark(w) = &self.storage.kind {
-                    for i in 0..self.count {
+                    for i in first..(first + len).min(self.count) {
                         let v = w.reset(*k, i, repr);
                         if let Some(out) = out.as_deref_mut() {
-                            out[i] = v;
+                            out[i - first] = v;
                         }
                     }
                 }
@@ -348,7 +357,7 @@ impl HandleData {
                 // No history: the starting value is the current value, so a
                 // reset of a writable memoryless variable changes nothing.
                 if let Some(out) = out {
-                    self.read(out);
+                    self.read(first, out);
                 }
             }
         }

@@ -145,6 +145,14 @@ pub fn decode_values(datatype: Datatype, bytes: &[u8], out: &mut [u64]) -> Resul
     Ok(())
 }
 
+/// `MPI_T_ERR_INVALID` unless `first..first + len` lies within the handle.
+fn check_range(h: &HandleData, first: usize, len: usize) -> Result<()> {
+    match first.checked_add(len) {
+        Some(end) if end <= h.count => Ok(()),
+        _ => Err(Error::Invalid("element range past the handle's count")),
+    }
+}
+
 /// The tool-side API of a registry (`MPI_T_pvar_*`).
 impl Registry {
     fn tool(&self) -> &ToolState {
@@ -341,14 +349,37 @@ impl Registry {
                 ));
             }
             h.check_live(self.active(h.index))?;
-            h.read(out);
+            h.read(0, &mut out[..h.count]);
             self.tool().reads.fetch_add(1, Ordering::Relaxed);
             Ok(())
         })
     }
 
-    /// Reads element 0 of an integer-typed handle (handles of up to 64
-    /// elements; use [`Registry::read`] for larger ones).
+    /// Reads elements `first..first + out.len()` of a handle: [`Registry::read`]
+    /// for part of an array, so that a caller with a fixed buffer (the C
+    /// interface, a signal handler) can read any handle in pieces.
+    /// `MPI_T_ERR_INVALID` if the range goes past the handle's count.
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle.
+    pub fn read_range(
+        &self,
+        session: SessionId,
+        handle: HandleId,
+        first: usize,
+        out: &mut [u64],
+    ) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            check_range(h, first, out.len())?;
+            h.check_live(self.active(h.index))?;
+            h.read(first, out);
+            if first == 0 {
+                self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        })
+    }
+
+    /// Reads element 0 of an integer-typed handle.
     ///
     /// Async-signal-safe: yes, on an allocated session and handle (uses a
     /// stack buffer).
@@ -370,19 +401,7 @@ impl Registry {
     fn read_first(&self, session: SessionId, handle: HandleId, v: &mut [u64; 1]) -> Result<()> {
         self.with_handle(session, handle, |h| {
             h.check_live(self.active(h.index))?;
-            if h.count == 1 {
-                h.read(v);
-            } else {
-                // Read element 0 only, without allocating.
-                let mut buf = [0u64; 64];
-                if h.count > buf.len() {
-                    return Err(Error::Invalid(
-                        "use read() for handles with more than 64 elements",
-                    ));
-                }
-                h.read(&mut buf[..h.count]);
-                v[0] = buf[0];
-            }
+            h.read(0, v);
             self.tool().reads.fetch_add(1, Ordering::Relaxed);
             Ok(())
         })
@@ -405,7 +424,28 @@ impl Registry {
                 ));
             }
             h.check_live(self.active(h.index))?;
-            h.write(values)
+            h.write(0, &values[..h.count])
+        })
+    }
+
+    /// Writes elements `first..first + values.len()`: [`Registry::write`]
+    /// for part of an array (see [`Registry::read_range`]).
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle.
+    pub fn write_range(
+        &self,
+        session: SessionId,
+        handle: HandleId,
+        first: usize,
+        values: &[u64],
+    ) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            if h.readonly {
+                return Err(ErrorCode::PvarNoWrite.into());
+            }
+            check_range(h, first, values.len())?;
+            h.check_live(self.active(h.index))?;
+            h.write(first, values)
         })
     }
 
@@ -419,7 +459,7 @@ impl Registry {
                 return Err(ErrorCode::PvarNoWrite.into());
             }
             h.check_live(self.active(h.index))?;
-            h.reset(None)
+            h.reset(0, h.count, None)
         })
     }
 
@@ -445,8 +485,38 @@ impl Registry {
                 ));
             }
             h.check_live(self.active(h.index))?;
-            h.reset(Some(out))?;
+            h.reset(0, h.count, Some(&mut out[..h.count]))?;
             self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        })
+    }
+
+    /// Read-resets elements `first..first + out.len()`:
+    /// [`Registry::readreset`] for part of an array (atomic per element, as
+    /// the whole-handle form is).
+    ///
+    /// Async-signal-safe: yes, on an allocated session and handle.
+    pub fn readreset_range(
+        &self,
+        session: SessionId,
+        handle: HandleId,
+        first: usize,
+        out: &mut [u64],
+    ) -> Result<()> {
+        self.with_handle(session, handle, |h| {
+            if !h.atomic {
+                return Err(ErrorCode::PvarNoAtomic.into());
+            }
+            if h.readonly {
+                return Err(ErrorCode::PvarNoWrite.into());
+            }
+            check_range(h, first, out.len())?;
+            h.check_live(self.active(h.index))?;
+            let len = out.len();
+            h.reset(first, len, Some(out))?;
+            if first == 0 {
+                self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            }
             Ok(())
         })
     }
@@ -513,7 +583,7 @@ impl Registry {
                 return Ok(());
             }
             h.check_live(self.active(h.index))
-                .and_then(|_| h.reset(None))
+                .and_then(|_| h.reset(0, h.count, None))
                 .map_err(|_| ErrorCode::PvarNoWrite.into())
         })
     }
