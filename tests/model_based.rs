@@ -51,7 +51,8 @@ const fn h(sel: u8) -> HRef {
 const fn reg(kind: u8, continuous: Option<bool>) -> Op {
     Op::Register(RegOp {
         kind,
-        name: kind,
+        // Distinct names within each class (15 would be the empty name).
+        name: if kind == 15 { 17 } else { kind },
         count: 2,
         continuous,
         readonly: None,
@@ -73,28 +74,46 @@ const fn upd(comp: u8, elem: u8, how: u8, amount: u32) -> Op {
 #[test]
 fn scripted_walk_through_every_class() {
     let mut ops = vec![Op::SessionCreate, Op::SessionCreate];
-    for kind in 0..15u8 {
+    for kind in 0..17u8 {
         ops.push(reg(kind, None));
     }
-    for v in 0..15u8 {
-        ops.push(Op::HandleAlloc(S0, v));
-        ops.push(Op::HandleAlloc(S1, v));
+    // Instances of the two bound variables (indices 15 and 16) for object
+    // 0x100: components 15 and 16.
+    ops.push(Op::CreateInstance {
+        b: 0,
+        obj: 0,
+        count: 3,
+    });
+    ops.push(Op::CreateInstance {
+        b: 1,
+        obj: 0,
+        count: 2,
+    });
+    for v in 0..17u8 {
+        ops.push(Op::HandleAlloc(S0, v, 0));
+        ops.push(Op::HandleAlloc(S1, v, 0));
     }
     ops.push(Op::StartAll(S0));
     for round in 0..4u32 {
-        for c in 0..15u8 {
+        for c in 0..17u8 {
             ops.push(upd(c, round as u8, round as u8, 1000 + 37 * round));
+            ops.push(Op::UpdateOnThread(Upd {
+                comp: c,
+                elem: round as u8 + 1,
+                how: round as u8 + 1,
+                amount: 99 + round,
+            }));
             ops.push(Op::Advance(500));
         }
-        for hsel in 0..30u8 {
+        for hsel in 0..34u8 {
             ops.push(Op::Read(S0, h(hsel), 3));
             ops.push(Op::Read(S1, h(hsel), 3));
         }
     }
     ops.push(Op::StartAll(S1));
-    for hsel in 0..30u8 {
+    for hsel in 0..34u8 {
         ops.push(Op::Write(S0, h(hsel), 3, 4242));
-        ops.push(upd(hsel % 15, 1, 2, 77));
+        ops.push(upd(hsel % 17, 1, 2, 77));
         ops.push(Op::ReadReset(S0, h(hsel), 3));
         ops.push(Op::ReadReset(S1, h(hsel), 3));
         ops.push(Op::Reset(S1, h(hsel)));
@@ -104,12 +123,25 @@ fn scripted_walk_through_every_class() {
     ops.push(Op::Deactivate(3));
     ops.push(Op::StartAll(S0));
     ops.push(reg(3, None)); // reactivates
+    // Drop the counter instance: its handles fail; a new instance (another
+    // object) recycles the cells and starts at 0.
+    ops.push(Op::DropInstance { b: 0, obj: 0 });
+    ops.push(Op::Read(S0, h(30), 3));
     ops.push(Op::SessionFree(S0));
-    for hsel in 0..30u8 {
+    for hsel in 0..34u8 {
         ops.push(Op::HandleFree(S1, h(hsel)));
     }
+    ops.push(Op::CreateInstance {
+        b: 0,
+        obj: 1,
+        count: 3,
+    });
+    ops.push(Op::SessionCreate);
+    ops.push(Op::HandleAlloc(SRef { sel: 2, raw: 0 }, 15, 1));
+    ops.push(upd(16, 2, 1, 5));
+    ops.push(Op::Read(SRef { sel: 2, raw: 0 }, h(68), 3));
     let mut harness = Harness::new();
     harness.run(&ops);
-    assert_eq!(harness.model.vars.len(), 15);
-    assert!(harness.model.handles.is_empty());
+    assert_eq!(harness.model.vars.len(), 17);
+    assert_eq!(harness.model.handles.len(), 1);
 }

@@ -23,10 +23,14 @@ pub enum VarKind {
     SizeU64,
     SizeF64,
     Percentage,
+    /// A COUNTER bound to communicators, per-object count.
+    BoundCounter,
+    /// An `f64` AGGREGATE bound to communicators, per-object count.
+    BoundAggF64,
 }
 
 impl VarKind {
-    pub const ALL: [VarKind; 15] = [
+    pub const ALL: [VarKind; 17] = [
         VarKind::Counter,
         VarKind::AggU64,
         VarKind::AggU32,
@@ -42,6 +46,8 @@ impl VarKind {
         VarKind::SizeU64,
         VarKind::SizeF64,
         VarKind::Percentage,
+        VarKind::BoundCounter,
+        VarKind::BoundAggF64,
     ];
 }
 
@@ -89,13 +95,28 @@ pub struct Upd {
 pub enum Op {
     Register(RegOp),
     Update(Upd),
+    /// The same update from a new thread (its own cells; the thread exits).
+    UpdateOnThread(Upd),
+    /// Create the instance of bound variable `b` for object `obj % 4` with
+    /// `count % 4` elements (0 is refused).
+    CreateInstance {
+        b: u8,
+        obj: u8,
+        count: u8,
+    },
+    DropInstance {
+        b: u8,
+        obj: u8,
+    },
     /// Advance the mocked clock by this many nanoseconds.
     Advance(u16),
     Deactivate(u8),
     SessionCreate,
     SessionFree(SRef),
-    /// Variable selector: `sel % (N + 2)` (so out-of-range indices too).
-    HandleAlloc(SRef, u8),
+    /// Variable selector: `sel % (N + 2)` (so out-of-range indices too);
+    /// object selector: < 200 a communicator `0x100 + obj % 4`, < 230 no
+    /// object, else an object of the wrong kind.
+    HandleAlloc(SRef, u8, u8),
     HandleFree(SRef, HRef),
     Start(SRef, HRef),
     Stop(SRef, HRef),

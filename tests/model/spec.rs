@@ -77,7 +77,10 @@ pub struct Meta {
     pub name: String,
     pub class: PvarClass,
     pub datatype: Datatype,
+    /// Fixed element count (0 with `bound`: decided per object).
     pub count: usize,
+    /// Bound to communicators, with a per-object element count.
+    pub bound: bool,
     pub readonly: bool,
     pub continuous: bool,
     pub atomic: bool,
@@ -112,6 +115,18 @@ impl Meta {
 pub struct Var {
     pub meta: Meta,
     pub active: bool,
+    /// Unbound: its one instance. Bound: none.
+    pub inst: Option<usize>,
+    /// Bound: the live instance of each object.
+    pub objects: HashMap<u64, usize>,
+}
+
+/// The values of an unbound variable or of one object instance of a bound
+/// one. A dropped instance stays, not live: handles bound to it fail.
+#[derive(Debug, Clone)]
+pub struct Inst {
+    pub var: usize,
+    pub live: bool,
     /// Per element: the total (SUM), the level (LEVEL, WATERMARK), the value.
     pub vals: Vec<Val>,
     /// TIMER: per element, the mocked time of a component `start`.
@@ -122,6 +137,7 @@ pub struct Var {
 pub struct Handle {
     pub session: usize,
     pub var: usize,
+    pub inst: usize,
     pub started: bool,
     pub accum: Vec<Val>,
     pub offset: Vec<Val>,
@@ -133,6 +149,7 @@ pub struct Handle {
 #[derive(Debug, Default)]
 pub struct Model {
     pub vars: Vec<Var>,
+    pub insts: Vec<Inst>,
     pub sessions: HashMap<usize, bool>,
     pub handles: HashMap<usize, Handle>,
     pub next_session: usize,
@@ -158,6 +175,7 @@ pub fn default_meta(name: &str, class: PvarClass, datatype: Datatype) -> Meta {
         class,
         datatype,
         count: 1,
+        bound: false,
         readonly: !history,
         continuous: !history,
         atomic: history,
@@ -189,7 +207,7 @@ impl Model {
         let ok = !m.name.is_empty()
             && datatype_allowed(m.class, m.datatype)
             && m.datatype != Datatype::Char
-            && m.count > 0
+            && (m.count > 0 || m.bound)
             && (!memoryless || (m.continuous && m.readonly && !m.atomic))
             && !(m.atomic && m.readonly);
         if !ok {
@@ -206,44 +224,77 @@ impl Model {
             self.vars[i].active = true;
             return Ok(i);
         }
-        // Every level and total starts at 0 (a LOWWATERMARK's too).
-        let init = Val::zero(m.float());
+        let index = self.vars.len();
+        let inst = (!m.bound).then(|| self.new_inst(index, m.count, m.float()));
         self.vars.push(Var {
-            vals: vec![init; m.count],
-            timer_started: vec![None; m.count],
             meta: m,
             active: true,
+            inst,
+            objects: HashMap::new(),
         });
-        Ok(self.vars.len() - 1)
+        Ok(index)
+    }
+
+    /// Every level and total starts at 0 (a LOWWATERMARK's too).
+    fn new_inst(&mut self, var: usize, count: usize, float: bool) -> usize {
+        self.insts.push(Inst {
+            var,
+            live: true,
+            vals: vec![Val::zero(float); count],
+            timer_started: vec![None; count],
+        });
+        self.insts.len() - 1
+    }
+
+    /// `Bound::create_instance`: `INVALID` for 0 elements or an object that
+    /// has a live instance.
+    pub fn create_instance(&mut self, var: usize, object: u64, count: usize) -> R<usize> {
+        if count == 0 || self.vars[var].objects.contains_key(&object) {
+            return Err(ErrorCode::Invalid);
+        }
+        let float = self.vars[var].meta.float();
+        let i = self.new_inst(var, count, float);
+        self.vars[var].objects.insert(object, i);
+        Ok(i)
+    }
+
+    /// `Bound::drop_instance`: handles bound to it then fail.
+    pub fn drop_instance(&mut self, var: usize, object: u64) -> R<()> {
+        let i = self.vars[var]
+            .objects
+            .remove(&object)
+            .ok_or(ErrorCode::Invalid)?;
+        self.insts[i].live = false;
+        Ok(())
     }
 
     // ---- component side -------------------------------------------------
 
     /// A new level or total: pushes the marks of started watermark handles.
-    pub fn set_value(&mut self, var: usize, i: usize, v: Val) {
-        self.vars[var].vals[i] = v;
-        let meta = self.vars[var].meta.clone();
+    pub fn set_value(&mut self, inst: usize, i: usize, v: Val) {
+        self.insts[inst].vals[i] = v;
+        let meta = self.vars[self.insts[inst].var].meta.clone();
         if meta.is_watermark() {
             for h in self.handles.values_mut() {
-                if h.var == var && h.started && v.passes(h.mark[i], meta.high(), meta.signed()) {
+                if h.inst == inst && h.started && v.passes(h.mark[i], meta.high(), meta.signed()) {
                     h.mark[i] = v;
                 }
             }
         }
     }
 
-    pub fn add(&mut self, var: usize, i: usize, d: Val) {
-        let v = self.vars[var].vals[i].add(d);
-        self.set_value(var, i, v);
+    pub fn add(&mut self, inst: usize, i: usize, d: Val) {
+        let v = self.insts[inst].vals[i].add(d);
+        self.set_value(inst, i, v);
     }
 
-    pub fn timer_start(&mut self, var: usize, i: usize) {
-        self.vars[var].timer_started[i] = Some(self.now);
+    pub fn timer_start(&mut self, inst: usize, i: usize) {
+        self.insts[inst].timer_started[i] = Some(self.now);
     }
 
-    pub fn timer_stop(&mut self, var: usize, i: usize) {
-        if let Some(t) = self.vars[var].timer_started[i].take() {
-            self.add(var, i, Val::I(self.now.saturating_sub(t)));
+    pub fn timer_stop(&mut self, inst: usize, i: usize) {
+        if let Some(t) = self.insts[inst].timer_started[i].take() {
+            self.add(inst, i, Val::I(self.now.saturating_sub(t)));
         }
     }
 
@@ -287,31 +338,49 @@ impl Model {
     }
 
     /// `handle_alloc`: the new handle's id and count. `index` may be out of
-    /// range.
-    pub fn handle_alloc(&mut self, s: Option<usize>, index: usize) -> R<(usize, usize)> {
+    /// range; `object` is `(right kind, handle value)` (ignored for unbound
+    /// variables).
+    pub fn handle_alloc(
+        &mut self,
+        s: Option<usize>,
+        index: usize,
+        object: Option<(bool, u64)>,
+    ) -> R<(usize, usize)> {
         let s = self.check_session(s)?;
         let var = self.vars.get(index).ok_or(ErrorCode::InvalidIndex)?;
         if !var.active {
             return Err(ErrorCode::InvalidIndex);
         }
-        let n = var.meta.count;
+        let inst = match (var.inst, object) {
+            (Some(i), _) => i,
+            (None, Some((true, o))) => *var.objects.get(&o).ok_or(ErrorCode::Invalid)?,
+            (None, _) => return Err(ErrorCode::Invalid),
+        };
+        let vals = self.insts[inst].vals.clone();
+        let n = vals.len();
         let float = var.meta.float();
         let mut h = Handle {
             session: s,
             var: index,
+            inst,
             started: false,
             accum: vec![Val::zero(float); n],
             offset: vec![Val::zero(float); n],
-            mark: var.vals.clone(),
+            mark: vals.clone(),
         };
         if var.meta.continuous {
             h.started = true;
-            h.offset = var.vals.clone();
+            h.offset = vals;
         }
         let id = self.next_handle;
         self.next_handle += 1;
         self.handles.insert(id, h);
         Ok((id, n))
+    }
+
+    /// Element count of a live handle.
+    pub fn count_of(&self, h: usize) -> usize {
+        self.insts[self.handles[&h].inst].vals.len()
     }
 
     pub fn handle_free(&mut self, s: Option<usize>, h: Option<usize>) -> R<()> {
@@ -325,7 +394,8 @@ impl Model {
     }
 
     fn active_of(&self, h: usize) -> R<()> {
-        if self.vars[self.handles[&h].var].active {
+        let d = &self.handles[&h];
+        if self.vars[d.var].active && self.insts[d.inst].live {
             Ok(())
         } else {
             Err(ErrorCode::InvalidIndex)
@@ -334,7 +404,7 @@ impl Model {
 
     /// Starts handle `h` (already checked): a no-op when started.
     fn do_start(&mut self, h: usize) {
-        let vals = self.vars[self.handles[&h].var].vals.clone();
+        let vals = self.insts[self.handles[&h].inst].vals.clone();
         let meta = self.meta_of(h);
         let d = self.handles.get_mut(&h).unwrap();
         if d.started {
@@ -349,7 +419,7 @@ impl Model {
     }
 
     fn do_stop(&mut self, h: usize) {
-        let vals = self.vars[self.handles[&h].var].vals.clone();
+        let vals = self.insts[self.handles[&h].inst].vals.clone();
         let meta = self.meta_of(h);
         let d = self.handles.get_mut(&h).unwrap();
         if !d.started {
@@ -357,7 +427,7 @@ impl Model {
         }
         d.started = false;
         if meta.is_sum() {
-            for i in 0..meta.count {
+            for i in 0..vals.len() {
                 d.accum[i] = d.accum[i].add(vals[i].sub(d.offset[i]));
             }
         }
@@ -366,21 +436,22 @@ impl Model {
     /// What handle `h` reads (in the model's value domain).
     fn value(&self, h: usize) -> Vec<Val> {
         let d = &self.handles[&h];
-        let var = &self.vars[d.var];
-        if var.meta.is_sum() {
-            (0..var.meta.count)
+        let meta = &self.vars[d.var].meta;
+        let vals = &self.insts[d.inst].vals;
+        if meta.is_sum() {
+            (0..vals.len())
                 .map(|i| {
                     if d.started {
-                        d.accum[i].add(var.vals[i].sub(d.offset[i]))
+                        d.accum[i].add(vals[i].sub(d.offset[i]))
                     } else {
                         d.accum[i]
                     }
                 })
                 .collect()
-        } else if var.meta.is_watermark() {
+        } else if meta.is_watermark() {
             d.mark.clone()
         } else {
-            var.vals.clone()
+            vals.clone()
         }
     }
 
@@ -438,7 +509,7 @@ impl Model {
     /// `read` with a buffer of `len` elements.
     pub fn read(&mut self, s: Option<usize>, h: Option<usize>, len: usize) -> R<Vec<u64>> {
         let h = self.check_handle(s, h)?;
-        if len < self.meta_of(h).count {
+        if len < self.count_of(h) {
             return Err(ErrorCode::Invalid);
         }
         self.active_of(h)?;
@@ -458,20 +529,18 @@ impl Model {
         if meta.readonly {
             return Err(ErrorCode::PvarNoWrite);
         }
-        if values.len() < meta.count {
+        let n = self.count_of(h);
+        if values.len() < n {
             return Err(ErrorCode::Invalid);
         }
         self.active_of(h)?;
         if !(meta.is_sum() || meta.is_watermark()) {
             return Err(ErrorCode::PvarNoWrite);
         }
-        let vals = self.vars[self.handles[&h].var].vals.clone();
-        let written: Vec<Val> = values[..meta.count]
-            .iter()
-            .map(|&b| self.input(&meta, b))
-            .collect();
+        let vals = self.insts[self.handles[&h].inst].vals.clone();
+        let written: Vec<Val> = values[..n].iter().map(|&b| self.input(&meta, b)).collect();
         let d = self.handles.get_mut(&h).unwrap();
-        for i in 0..meta.count {
+        for i in 0..n {
             if meta.is_sum() {
                 // Reads `written` from now on.
                 d.accum[i] = written[i];
@@ -487,11 +556,11 @@ impl Model {
     }
 
     fn do_reset(&mut self, h: usize) {
-        let vals = self.vars[self.handles[&h].var].vals.clone();
+        let vals = self.insts[self.handles[&h].inst].vals.clone();
         let meta = self.meta_of(h);
         let d = self.handles.get_mut(&h).unwrap();
         if meta.is_sum() {
-            for i in 0..meta.count {
+            for i in 0..vals.len() {
                 d.accum[i] = Val::zero(meta.float());
                 d.offset[i] = vals[i];
             }
@@ -519,7 +588,7 @@ impl Model {
         if meta.readonly {
             return Err(ErrorCode::PvarNoWrite);
         }
-        if len < meta.count {
+        if len < self.count_of(h) {
             return Err(ErrorCode::Invalid);
         }
         self.active_of(h)?;
