@@ -447,10 +447,12 @@ fn run(ops: &[Op]) {
                         !null && st.handle_live_in(hraw, sraw),
                         "{op:?} succeeded on a dead key"
                     );
-                    if !reset {
-                        // The C read equals the Rust read, encoded.
-                        let (sk, hk) = (SessionId::from_raw(sraw), HandleId::from_raw(hraw));
-                        let (_, dt) = reg.handle_variable(sk, hk).unwrap();
+                    let (sk, hk) = (SessionId::from_raw(sraw), HandleId::from_raw(hraw));
+                    let (index, dt) = reg.handle_variable(sk, hk).unwrap();
+                    // The C read equals the Rust read, encoded (for our own
+                    // variables: the engine's `pvar_engine_reads` counts
+                    // the reads themselves).
+                    if !reset && v.indices.contains(&index) {
                         let n = reg.handle_count(sk, hk).unwrap();
                         let mut vals = vec![0u64; n];
                         reg.read(sk, hk, &mut vals).unwrap();
