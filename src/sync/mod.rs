@@ -11,6 +11,8 @@
 //! lock-free on this CPU.
 
 pub(crate) mod append_vec;
+#[cfg(all(test, not(loom)))]
+mod miri_tests;
 
 #[cfg(not(loom))]
 mod imp {
