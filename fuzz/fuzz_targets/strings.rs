@@ -260,6 +260,15 @@ fn run(calls: &[Call]) {
             continue;
         };
         assert_eq!(rc, SUCCESS, "{c:?}: failed only with small buffers");
+        if std::env::var_os("PVAR_FUZZ_VERBOSE").is_some() {
+            eprintln!(
+                "{c:?}: name {:?} (n = {}), desc {:?} (n = {})",
+                String::from_utf8_lossy(&rname),
+                name.n_in,
+                String::from_utf8_lossy(&rdesc),
+                desc.n_in
+            );
+        }
         if matches!(c.getter, Getter::Pvar | Getter::Cvar | Getter::Category) {
             assert!(
                 !rname.is_empty(),
