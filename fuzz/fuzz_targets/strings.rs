@@ -179,6 +179,8 @@ fn run(calls: &[Call]) {
         );
         // SAFETY: every buffer is NULL or holds at least the length passed
         // with it; other OUT pointers are NULL (ignored).
+        // `MPI_T_enum_get_item`'s `value` is a required OUT argument.
+        let mut value: c_int = 0;
         let (rc, reference, has_desc) = unsafe {
             match c.getter {
                 Getter::Pvar => (
@@ -239,13 +241,20 @@ fn run(calls: &[Call]) {
                     false,
                 ),
                 Getter::EnumItem(item) => (
-                    MPI_T_enum_get_item(enum_handle(c.index), c_int::from(item % 8), nul(), np, nl),
+                    MPI_T_enum_get_item(
+                        enum_handle(c.index),
+                        c_int::from(item % 8),
+                        &mut value,
+                        np,
+                        nl,
+                    ),
                     reference(|a, b, _, y| {
                         *y = 1;
+                        let mut value: c_int = 0;
                         MPI_T_enum_get_item(
                             enum_handle(c.index),
                             c_int::from(item % 8),
-                            nul(),
+                            &mut value,
                             a,
                             b,
                         )
