@@ -13,7 +13,8 @@
 //! - `empty`: the loop with only `black_box(&counter)`;
 //! - `counter_inc`: `black_box(&counter).inc()`;
 //! - `timer_pair`: `black_box(&timer).start()` + `stop()`;
-//! - `watermark`: `black_box(&wm).update(i)`.
+//! - `watermark`: `black_box(&wm).update(i)`;
+//! - `empty_again`: `empty` once more, last (the spread is the noise).
 //!
 //! With `compile-out` every update is an empty inline function, so each
 //! case should be indistinguishable from `empty` (ratio ≈ 1.0).
@@ -63,6 +64,14 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("watermark", |b| {
         b.iter_custom(|iters| timed_i(iters, |i| black_box(&wm).update(i)))
+    });
+    // The empty loop again, last: the spread between the two is the noise.
+    group.bench_function("empty_again", |b| {
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                black_box(&counter);
+            })
+        })
     });
     group.finish();
     if cfg!(feature = "compile-out") {

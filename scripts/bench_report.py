@@ -354,6 +354,15 @@ def main():
         rows.append(r)
     md.append(table(head, rows))
     md.append("")
+    tl_1, tl_n = u("thread_local", 1), u("thread_local", tmax)
+    if tl_1 and tl_n and tmax > 1:
+        md.append(
+            f"Note: the plain thread-local add itself costs {rx(tl_n / tl_1)} as much per "
+            f"thread on {tmax} threads as on 1 ({ns(tl_n)} vs {ns(tl_1)}): on this shared "
+            f"machine the {tmax} threads did not have {tmax} idle cores, so absolute "
+            f"multi-thread figures include time slices lost to other processes; compare "
+            f"them through the ×TL column (same thread count, same run).\n"
+        )
     if racy:
         lost = []
         for t, d in sorted(racy.items(), key=lambda kv: int(kv[0])):
@@ -386,7 +395,9 @@ def main():
     rows = []
     for n in (1, 2, 8, 32):
         v = g(f"read_one/{n}")
-        rows.append([f"read one COUNTER handle, {n} registered thread(s)", ns(v), ns(None if v is None else v / n) + " per thread"])
+        v1 = g("read_one/1")
+        per = "" if n == 1 or v is None or v1 is None else f"{(v - v1) / (n - 1):+.2f} ns per extra thread"
+        rows.append([f"read one COUNTER handle, {n} registered thread(s)", ns(v), per])
     for n in (10, 1000, 10000):
         v = g(f"read_all/{n}")
         rows.append([f"read all of {n:,} handles (one session)", ns(v), ns(None if v is None else v / n) + " per handle"])
@@ -405,7 +416,7 @@ def main():
         "`empty` does nothing else.\n"
     )
     rows = []
-    for case in ("empty", "counter_inc", "timer_pair", "watermark"):
+    for case in ("empty", "counter_inc", "timer_pair", "watermark", "empty_again"):
         on = g(f"compile_out/enabled/{case}")
         off = g(f"compile_out/compiled_out/{case}")
         rows.append(
@@ -419,6 +430,18 @@ def main():
         )
     md.append(table(["case", "enabled", "×empty", "compiled out", "×empty"], rows))
     md.append("")
+    offs = [g(f"compile_out/compiled_out/{c}") for c in ("counter_inc", "timer_pair", "watermark")]
+    e1, e2 = g("compile_out/compiled_out/empty"), g("compile_out/compiled_out/empty_again")
+    if None not in offs and e1 is not None and e2 is not None:
+        hi_e = max(e1, e2)
+        md.append(
+            f"Compiled out, every update loop runs in {ns(min(offs))}–{ns(max(offs))} per "
+            f"iteration against {ns(min(e1, e2))}–{ns(hi_e)} for the two empty loops: "
+            + ("indistinguishable from the empty loop (the feature's code is empty inline "
+               "functions; differences of a fraction of a cycle are loop alignment and noise)."
+               if max(offs) <= 1.2 * hi_e + 0.1 else "**not** indistinguishable: investigate.")
+            + "\n"
+        )
 
     # ---- memory
     md.append("## Memory (benches/memory.rs)\n")
@@ -464,7 +487,7 @@ def main():
 
 def write_svg(path, threads, u, tm, g):
     cols = [1, threads[-1]] if threads[-1] != 1 else [1]
-    label_w, panel_w, gap, top, row_h = 190, 360, 30, 70, 20
+    label_w, panel_w, gap, top, row_h = 190, 360, 60, 70, 20
     lo, hi = 0.1, 1000.0
     n = len(CHART_ROWS)
     width = label_w + len(cols) * (panel_w + gap) + 10
@@ -481,7 +504,8 @@ def write_svg(path, threads, u, tm, g):
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="10" y="22" font-size="16" font-weight="bold">pvar update and timer costs '
         f'vs the alternatives (ns per operation per thread, log scale, lower is better)</text>',
-        f'<text x="10" y="42" fill="#555">grey: baselines; blue: pvar. Medians from one '
+        f'<text x="10" y="42" fill="#555">grey: baselines; blue: pvar; red dashes: the '
+        f'thread-local += 1. Medians from one '
         f'criterion run on {os.cpu_count()} CPUs; see docs/benchmarks.md for ratios.</text>',
     ]
     for ci, t in enumerate(cols):
@@ -501,6 +525,13 @@ def write_svg(path, threads, u, tm, g):
             s.append(
                 f'<text x="{x:.1f}" y="{top + n * row_h + 15}" text-anchor="middle" '
                 f'fill="#555">{lab}</text>'
+            )
+        ref = u("thread_local", t)
+        if ref is not None:
+            x = x0 + x_of(ref)
+            s.append(
+                f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{top + n * row_h}" '
+                f'stroke="#d93025" stroke-width="1" stroke-dasharray="3,2"/>'
             )
         for i, (grp, case, label, kind) in enumerate(CHART_ROWS):
             v = u(case, t) if grp == "update" else tm(case, t)
