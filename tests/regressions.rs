@@ -151,3 +151,33 @@ fn recycled_f64_instance_starts_at_zero() {
     second.add(1.0);
     assert_eq!(s.read_f64(h).unwrap(), 1.0);
 }
+
+/// A made-up cvar handle whose low 32 bits are 0 (e.g. `1 << 32`) makes
+/// `CvarHandle::slot` compute `0 − 1`: a panic ("attempt to subtract with
+/// overflow") in debug builds — in the Rust API it unwinds into the tool,
+/// through the C interface it becomes `MPI_T_ERR_INVALID` instead of
+/// `MPI_T_ERR_INVALID_HANDLE`. Found by the `c_interface` fuzz target.
+/// OPEN: the fix is `wrapping_sub`/`checked_sub` in src/cvar/handle.rs.
+#[test]
+#[ignore = "open bug: CvarHandle::slot underflows for raw handles with zero low bits (src/cvar/handle.rs)"]
+fn made_up_cvar_handle_with_zero_slot_is_invalid_handle() {
+    use pvar::{CvarHandle, ErrorCode};
+    let reg = Registry::new();
+    let _ = reg.cvar::<u64>("x").register().unwrap();
+    for raw in [1u64 << 32, 5u64 << 32, u64::MAX << 32] {
+        let h = CvarHandle::from_raw(raw).unwrap();
+        let mut buf = [0u8; 8];
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            reg.cvar_read(h, &mut buf).map_err(|e| e.code())
+        }));
+        assert_eq!(
+            r.ok(),
+            Some(Err(ErrorCode::InvalidHandle)),
+            "raw handle {raw:#x}"
+        );
+        assert_eq!(
+            reg.cvar_handle_free(h).map_err(|e| e.code()),
+            Err(ErrorCode::InvalidHandle)
+        );
+    }
+}

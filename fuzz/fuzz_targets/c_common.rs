@@ -63,6 +63,18 @@ unsafe extern "C" {
         bind: *mut c_int,
         scope: *mut c_int,
     ) -> c_int;
+    pub fn MPI_T_cvar_handle_alloc(
+        index: c_int,
+        obj_handle: Ptr,
+        handle: *mut Ptr,
+        count: *mut c_int,
+    ) -> c_int;
+    pub fn MPI_T_cvar_handle_free(handle: *mut Ptr) -> c_int;
+    pub fn MPI_T_cvar_read(handle: Ptr, buf: Ptr) -> c_int;
+    pub fn MPI_T_cvar_write(handle: Ptr, buf: *const c_void) -> c_int;
+    pub fn MPI_T_category_get_pvars(index: c_int, len: c_int, indices: *mut c_int) -> c_int;
+    pub fn MPI_T_category_get_cvars(index: c_int, len: c_int, indices: *mut c_int) -> c_int;
+    pub fn MPI_T_category_get_categories(index: c_int, len: c_int, indices: *mut c_int) -> c_int;
     pub fn MPI_T_category_get_num(num: *mut c_int) -> c_int;
     pub fn MPI_T_category_get_info(
         index: c_int,
