@@ -132,3 +132,38 @@ fn reset_vs_update() {
         assert_eq!(now, 5, "the level is 5, the started mark must cover it");
     });
 }
+
+/// Through the public API: a tool allocates a watermark handle, starts,
+/// reads and frees it (unsubscribe) while a component updates; then a new
+/// handle recycles the subscriber slot. Reads stay within the levels
+/// stored, the freed handle is INVALID_HANDLE, nothing leaks.
+#[test]
+fn handle_alloc_start_free_vs_updates() {
+    model(|| {
+        let reg = crate::registry();
+        let w = reg.high_watermark::<u64>("w").register().unwrap();
+        let s = reg.session_create().unwrap();
+        let updater = {
+            let w = w.clone();
+            crate::spawn(move || {
+                w.update(5);
+                w.update(1);
+            })
+        };
+        let (h, _) = reg.handle_alloc(s, w.index(), None).unwrap();
+        reg.start(s, h).unwrap();
+        let r = reg.read_u64(s, h).unwrap();
+        assert!(r <= 5, "read {r} above every level");
+        reg.handle_free(s, h).unwrap();
+        let (h2, _) = reg.handle_alloc(s, w.index(), None).unwrap();
+        updater.join().unwrap();
+        assert_eq!(
+            reg.read_u64(s, h).unwrap_err().code(),
+            pvar::ErrorCode::InvalidHandle
+        );
+        reg.start(s, h2).unwrap();
+        assert_eq!(reg.read_u64(s, h2).unwrap(), 1, "started at the level");
+        reg.session_free(s).unwrap();
+        assert_eq!(reg.tool_stats().handles, 0);
+    });
+}
