@@ -151,7 +151,8 @@ pub mod signal {
     /// Runs `handler` on this thread at the `skip`-th signal point it
     /// passes (0 = the next one): between the load of a SUM handle's word
     /// and its compare-and-swap (start, stop, reset, readreset, write) or
-    /// its re-check (read).
+    /// its re-check (read); in a watermark start between its STARTING
+    /// transition and the marks' initialisation.
     pub fn arm(skip: usize, handler: impl FnOnce() + 'static) {
         crate::sync::signal::arm(skip, Box::new(handler))
     }

@@ -4,7 +4,8 @@
 //! loom has no signals, so the engine (under `--cfg loom` only) has signal
 //! points between the load of a SUM handle's word and its compare-and-swap
 //! (start, stop, reset, readreset, write) or its re-check (read): the merged
-//! read of the cells. A model arms a handler with `loom_api::signal::arm(k,
+//! read of the cells; and in a watermark start, after it won the stopped →
+//! STARTING transition and before it initialises the marks. A model arms a handler with `loom_api::signal::arm(k,
 //! ..)`; it runs at the k-th point the thread passes, on that thread (same
 //! thread-locals), while loom interleaves the other threads around it. We
 //! run each scenario with k = 0, 1, 2 (k > 0 is reached only when the
@@ -20,7 +21,8 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use pvar::loom_api::signal;
+use loom::sync::Arc;
+use pvar::loom_api::{SubKey, Watermark, signal};
 use pvar::{Counter, HandleId, Registry, SessionId};
 
 use crate::{model, spawn};
@@ -176,4 +178,61 @@ fn stop_inside_start() {
             assert!(r <= last && last <= N, "k={k}: {r} then {last}");
         });
     }
+}
+
+/// Watermark start interrupted (while STARTING, before the marks are
+/// initialised) by a handler that starts, stops or resets the same
+/// subscription, against updates on another thread. The handler's call
+/// returns at once (it is ordered before the interrupted start); the
+/// subscription ends started, its mark covers levels stored afterwards, and
+/// a stop freezes it.
+fn watermark_op_inside_start(op: fn(&Watermark, SubKey)) {
+    model(move || {
+        let wm = Arc::new(Watermark::new(true, 0));
+        let k = wm.subscribe();
+        let u = {
+            let wm = wm.clone();
+            spawn(move || {
+                wm.update(5);
+                wm.update(1);
+            })
+        };
+        let tool = {
+            let wm = wm.clone();
+            spawn(move || {
+                let inner = wm.clone();
+                signal::arm(0, move || op(&inner, k));
+                wm.start(k);
+                assert!(!signal::disarm(), "the handler did not run");
+                assert!(wm.is_started(k));
+            })
+        };
+        tool.join().unwrap();
+        u.join().unwrap();
+        assert!(wm.is_started(k), "start lost");
+        let r = wm.read(k);
+        assert!((1..=5).contains(&r), "mark {r} outside the levels stored");
+        wm.update(7);
+        assert_eq!(wm.read(k), 7);
+        wm.stop(k);
+        wm.update(9);
+        assert_eq!(wm.read(k), 7, "stopped mark moved");
+    });
+}
+
+#[test]
+fn watermark_start_inside_start() {
+    watermark_op_inside_start(|wm, k| wm.start(k));
+}
+
+#[test]
+fn watermark_stop_inside_start() {
+    watermark_op_inside_start(|wm, k| wm.stop(k));
+}
+
+#[test]
+fn watermark_reset_inside_start() {
+    watermark_op_inside_start(|wm, k| {
+        wm.reset(k);
+    });
 }

@@ -158,6 +158,9 @@ impl WatermarkStore {
         {
             return; // already started or starting, or freed
         }
+        // A handler may interrupt us here, with the subscription STARTING.
+        #[cfg(loom)]
+        crate::sync::signal::point();
         for (m, l) in sub.marks.iter().zip(self.level.iter()) {
             m.store(l.load(Ordering::Relaxed), Ordering::Relaxed);
         }
