@@ -37,7 +37,9 @@ fn readreset(reg: &Registry, s: SessionId, h: HandleId) -> u64 {
 /// a read and its reset, nothing counted twice).
 #[test]
 fn readreset_twice_vs_updates() {
-    model(|| {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let seen2 = seen.clone();
+    model(move || {
         let (reg, c, s, h) = setup(true);
         let u = updater(&c);
         let d1 = readreset(&reg, s, h);
@@ -45,7 +47,12 @@ fn readreset_twice_vs_updates() {
         u.join().unwrap();
         let last = reg.read_u64(s, h).unwrap();
         assert_eq!(d1 + d2 + last, N, "deltas {d1} + {d2} + final {last}");
+        seen2.lock().unwrap().insert((d1, d2, last));
     });
+    // Not vacuous: loom split the N updates between the two readresets and
+    // the final read in every possible way.
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 6, "outcomes explored: {seen:?}");
 }
 
 /// Start, read, stop, read against updates: reads between start and stop
