@@ -11,18 +11,20 @@
 //! run each scenario with k = 0, 1, 2 (k > 0 is reached only when the
 //! interrupted operation retries).
 //!
-//! Not modelled here: a handler interrupting a component *update* of the same
-//! cell on the same thread (an update is a load and a store of the
-//! thread's own cell; updates from handlers are not among the promised
-//! signal-safe operations), and the record cache's `UPDATING` flag in
-//! `cells/tls.rs` (its steps are plain thread-local writes with compiler
-//! fences; the real-signal test under load covers it).
+//! The record cache's switch in `cells/tls.rs` has two signal points too
+//! (between its thread-local writes), for a handler that updates a counter.
+//!
+//! Not modelled: a handler interrupting a component *update* of the same
+//! cell on the same thread, between the load and the store of the thread's
+//! own cell (the handler's update would be overwritten; updates from
+//! handlers are promised async-signal-safe, not atomic with an interrupted
+//! update of the same cell).
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use loom::sync::Arc;
-use pvar::loom_api::{SubKey, Watermark, signal};
+use pvar::loom_api::{Cells, SubKey, Watermark, signal};
 use pvar::{Counter, HandleId, Registry, SessionId};
 
 use crate::{model, spawn};
@@ -235,4 +237,38 @@ fn watermark_reset_inside_start() {
     watermark_op_inside_start(|wm, k| {
         wm.reset(k);
     });
+}
+
+/// The thread's record cache (two thread-local words, `cells/tls.rs`)
+/// being switched to another cell space when a handler interrupts it, at
+/// either of its two inner steps, and updates a counter of the first space
+/// (which looks its record up and must leave the half-written cache alone:
+/// the `UPDATING` flag). Afterwards each space's updates land in its own
+/// records: both sums exact. A concurrent merging reader runs alongside.
+#[test]
+fn record_cache_switch_interrupted_by_update() {
+    for k in 0..2 {
+        model(move || {
+            let s1 = Arc::new(Cells::new());
+            let s2 = Arc::new(Cells::new());
+            let (a, b) = (s1.alloc(), s2.alloc());
+            let t = {
+                let (s1, s2) = (s1.clone(), s2.clone());
+                spawn(move || {
+                    s1.add(a, 1); // cache: space 1
+                    let h1 = s1.clone();
+                    signal::arm(k, move || h1.add(a, 10));
+                    s2.add(b, 1); // cache switch to space 2, interrupted
+                    assert!(!signal::disarm(), "k={k}: the handler did not run");
+                    s1.add(a, 100);
+                    s2.add(b, 1000);
+                })
+            };
+            let r = s1.sum(a);
+            assert!([0, 1, 11, 111].contains(&r), "k={k}: space 1 read {r}");
+            t.join().unwrap();
+            assert_eq!(s1.sum(a), 111, "k={k}: space 1");
+            assert_eq!(s2.sum(b), 1001, "k={k}: space 2");
+        });
+    }
 }

@@ -71,8 +71,12 @@ pub(crate) fn set_cached_record(space: u64, record: *const ThreadRecord) {
     compiler_fence(Ordering::SeqCst);
     CACHE_SPACE.with(|c| c.set(0));
     compiler_fence(Ordering::SeqCst);
+    #[cfg(loom)]
+    crate::sync::signal::point();
     CACHE_RECORD.with(|c| c.set(record));
     compiler_fence(Ordering::SeqCst);
+    #[cfg(loom)]
+    crate::sync::signal::point();
     CACHE_SPACE.with(|c| c.set(space));
     compiler_fence(Ordering::SeqCst);
     UPDATING.with(|u| u.set(false));
