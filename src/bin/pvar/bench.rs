@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Runs per case and thread count; the median is reported.
-    #[arg(long, default_value_t = 7, value_name = "N")]
+    #[arg(long, default_value_t = 9, value_name = "N")]
     runs: usize,
     /// Target duration of one run, in milliseconds.
     #[arg(long, default_value_t = 15, value_name = "MS")]
@@ -353,28 +353,31 @@ fn run_parallel(body: &Body, threads: usize, iters: u64) -> Duration {
         .unwrap_or_default()
 }
 
-/// Median ns per operation over `runs` runs of ~`run` each.
-fn measure(plan: &Plan, threads: usize, runs: usize, run: Duration) -> f64 {
-    let once = |iters: u64| match plan {
+/// One run of `iters` iterations of `plan` on `threads` threads.
+fn run_once(plan: &Plan, threads: usize, iters: u64) -> Duration {
+    match plan {
         Plan::Parallel(b) => run_parallel(b, threads, iters),
         Plan::Single { body, .. } => body(iters),
-    };
-    // Calibrate on the first runs: grow until a run takes ≥ run / 4.
+    }
+}
+
+/// The iteration count for a run of about `run`: grows until a run takes
+/// at least `run / 4`, then scales.
+fn calibrate(plan: &Plan, threads: usize, run: Duration) -> u64 {
     let mut iters = 1_000u64;
     loop {
-        let d = once(iters);
+        let d = run_once(plan, threads, iters);
         if d >= run / 4 || iters >= 1 << 34 {
             let scale = run.as_secs_f64() / d.as_secs_f64().max(1e-9);
-            iters = ((iters as f64 * scale) as u64).max(1);
-            break;
+            return ((iters as f64 * scale) as u64).max(1);
         }
         iters *= 4;
     }
-    let mut ns: Vec<f64> = (0..runs.max(1))
-        .map(|_| once(iters).as_secs_f64() * 1e9 / iters as f64)
-        .collect();
-    ns.sort_by(f64::total_cmp);
-    ns[ns.len() / 2]
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 #[derive(Serialize)]
@@ -449,21 +452,38 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let cases = cases();
     let mut progress = Progress {
         tty: std::io::stderr().is_terminal(),
-        total: cases.len() * threads.len(),
+        total: (cases.len() + args.runs.max(1)) * threads.len(),
         done: 0,
     };
     // Calibrate the clocks before timing anything.
     drop(pvar::Registry::new());
 
-    let mut ns: Vec<Vec<f64>> = Vec::new();
-    for case in &cases {
-        let mut per = Vec::new();
-        for &t in &threads {
-            progress.step(case.label, t);
-            let plan = (case.make)(t);
-            per.push(measure(&plan, t, args.runs, run));
+    // Per thread count: build every case, calibrate each, then take the
+    // runs round-robin (run r of every case, then run r + 1), so that a
+    // burst of load from other processes hits all cases alike and the
+    // ratios stay meaningful on a busy machine.
+    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    for &t in &threads {
+        let plans: Vec<Plan> = cases.iter().map(|c| (c.make)(t)).collect();
+        let iters: Vec<u64> = cases
+            .iter()
+            .zip(&plans)
+            .map(|(c, p)| {
+                progress.step(&format!("calibrating {}", c.label), t);
+                calibrate(p, t, run)
+            })
+            .collect();
+        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        for r in 0..args.runs.max(1) {
+            progress.step(&format!("run {}/{}", r + 1, args.runs.max(1)), t);
+            for (k, p) in plans.iter().enumerate() {
+                let d = run_once(p, t, iters[k]);
+                samples[k].push(d.as_secs_f64() * 1e9 / iters[k] as f64);
+            }
         }
-        ns.push(per);
+        for (k, v) in samples.into_iter().enumerate() {
+            ns[k].push(median(v));
+        }
     }
     progress.finish();
 
@@ -534,12 +554,16 @@ fn print_table(r: &Report) {
         }
         let mut line = format!("  {:<38}", row.label);
         for k in 0..r.threads.len() {
-            line += &format!(
-                " {:>10} {:>7} {:>7}",
-                fmt_ns(row.ns[k]),
-                format!("{:.2}", row.vs_thread_local[k]),
-                format!("{:.2}", row.vs_atomic[k]),
-            );
+            // Ratios of a tool-side read to update baselines mean nothing.
+            let (tl, at) = if row.group == "read" {
+                ("-".to_string(), "-".to_string())
+            } else {
+                (
+                    format!("{:.2}", row.vs_thread_local[k]),
+                    format!("{:.2}", row.vs_atomic[k]),
+                )
+            };
+            line += &format!(" {:>10} {tl:>7} {at:>7}", fmt_ns(row.ns[k]));
         }
         out += &line;
         out.push('\n');
