@@ -58,13 +58,12 @@ fn watermark_write_below_level_then_stop_without_read() {
 
 /// `init` while a handle is started: the level it sets has been reached,
 /// so a started high watermark covers it from then on. Found by
-/// `api_sequences`/`model_based`. OPEN: `HighWatermark::init` stores the
+/// `api_sequences`/`model_based`. FIXED (was open): `HighWatermark::init` stores the
 /// levels without pushing started marks (`WatermarkStore::set_all_levels`,
 /// outside the tool side); a read in between hides it (reads push the
 /// level). The model-based test skips `init` under a started handle
 /// (`harness::SKIP_KNOWN_BUGS`) until this is fixed.
 #[test]
-#[ignore = "open bug: watermark init does not push started marks (src/storage/watermark.rs)"]
 fn watermark_init_never_lowers_a_started_high_watermark() {
     let reg = Registry::new();
     let hi = reg.high_watermark::<u64>("q").register().unwrap();
@@ -83,11 +82,10 @@ fn watermark_init_never_lowers_a_started_high_watermark() {
 /// operand is a subnormal (< 2^52 ticks, ~52 days at 1 GHz — summed over
 /// threads, reached by 1000 threads in 1.25 h); beyond, ticks are halved,
 /// quartered, … Found by the model test with larger timer writes
-/// (1e7 s + 2 s read 1e7 s + 1 s). OPEN: the fix is in `Storage::new`
+/// (1e7 s + 2 s read 1e7 s + 1 s). FIXED (was open): the fix is in `Storage::new`
 /// (src/storage/mod.rs): TIMER storage must use the unsigned representation
 /// whatever the output datatype.
 #[test]
-#[ignore = "open bug: double timers use the f64 representation for integer ticks (src/storage/mod.rs)"]
 fn double_timer_beyond_2_pow_52_ticks() {
     let (clock, time) = pvar::Clock::mock();
     let reg = Registry::with_clock(clock);
@@ -120,11 +118,10 @@ fn double_timer_beyond_2_pow_52_ticks() {
 /// (`Storage::new`, src/storage/mod.rs), which is only right when one
 /// thread ever wrote the range: with two threads the recycled instance
 /// reads NaN (or garbage) forever, in the component API and in every tool
-/// handle. Found while extending the model to bound variables. OPEN (fix
+/// handle. Found while extending the model to bound variables. FIXED (fix
 /// belongs to src/storage/mod.rs: an `f64` baseline must be `sum_f64`, or
 /// recycled cells zeroed).
 #[test]
-#[ignore = "open bug: recycled f64 instance ranges read NaN after multi-thread use (src/storage/mod.rs)"]
 fn recycled_f64_instance_starts_at_zero() {
     use pvar::{BindKind, ObjectRef};
     let reg = Registry::new();
@@ -157,9 +154,8 @@ fn recycled_f64_instance_starts_at_zero() {
 /// overflow") in debug builds — in the Rust API it unwinds into the tool,
 /// through the C interface it becomes `MPI_T_ERR_INVALID` instead of
 /// `MPI_T_ERR_INVALID_HANDLE`. Found by the `c_interface` fuzz target.
-/// OPEN: the fix is `wrapping_sub`/`checked_sub` in src/cvar/handle.rs.
+/// FIXED (was open): the fix is `wrapping_sub`/`checked_sub` in src/cvar/handle.rs.
 #[test]
-#[ignore = "open bug: CvarHandle::slot underflows for raw handles with zero low bits (src/cvar/handle.rs)"]
 fn made_up_cvar_handle_with_zero_slot_is_invalid_handle() {
     use pvar::{CvarHandle, ErrorCode};
     let reg = Registry::new();

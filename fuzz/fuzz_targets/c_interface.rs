@@ -20,7 +20,7 @@ use c_common::*;
 
 /// Avoid the inputs that trigger the known open bugs listed in
 /// tests/regressions.rs (flip to check a fix).
-const SKIP_KNOWN_BUGS: bool = true;
+const SKIP_KNOWN_BUGS: bool = false;
 
 #[derive(Debug, Clone, Copy, Arbitrary)]
 struct Key {

@@ -48,9 +48,10 @@ macro_rules! watermark_handle {
             }
 
             /// Sets the current level of every element to `x` (MPICH's
-            /// `INIT(val)`); started tool handles are not changed.
+            /// `INIT(val)`); started tool handles see it as they see an
+            /// update.
             pub fn init(&self, x: T) {
-                self.store().set_all_levels(x.to_bits());
+                self.store().set_all_levels(x.to_bits(), self.storage.repr);
             }
 
             /// Records the current level of element 0 and pushes the mark

@@ -39,8 +39,10 @@ impl CvarHandle {
         NonZeroU64::new(raw).map(Self)
     }
 
-    fn slot(self) -> usize {
-        ((self.0.get() & 0xffff_ffff) - 1) as usize
+    /// The slot index, or `None` for a value no handle ever had (slot
+    /// bits 0: issued keys store slot + 1).
+    fn slot(self) -> Option<usize> {
+        (self.0.get() & 0xffff_ffff).checked_sub(1).map(|s| s as usize)
     }
 
     fn generation(self) -> u32 {
@@ -87,8 +89,8 @@ impl Slab {
     }
 
     fn get(&self, h: CvarHandle) -> Result<&Target> {
-        self.slots
-            .get(h.slot())
+        h.slot()
+            .and_then(|slot| self.slots.get(slot))
             .filter(|s| s.generation == h.generation())
             .and_then(|s| s.target.as_ref())
             .ok_or(Error::Code(ErrorCode::InvalidHandle))
@@ -96,10 +98,11 @@ impl Slab {
 
     fn remove(&mut self, h: CvarHandle) -> Result<()> {
         self.get(h)?;
-        let s = &mut self.slots[h.slot()];
+        let slot = h.slot().expect("get() accepted the handle");
+        let s = &mut self.slots[slot];
         s.target = None;
         s.generation = s.generation.wrapping_add(1);
-        self.free.push(h.slot());
+        self.free.push(slot);
         self.live -= 1;
         Ok(())
     }

@@ -122,7 +122,14 @@ impl Storage {
         count: usize,
         callback: Option<(Arc<Callbacks>, Option<u64>)>,
     ) -> Result<Storage, &'static str> {
-        let repr = Repr::of(datatype);
+        // TIMER cells count integer clock ticks whatever the datatype a tool
+        // reads (seconds as a double, or nanoseconds): the conversion happens
+        // on output, so the representation is always unsigned.
+        let repr = if class == PvarClass::Timer {
+            Repr::Unsigned
+        } else {
+            Repr::of(datatype)
+        };
         let kind = if let Some((callbacks, object)) = callback {
             Kind::Callback { callbacks, object }
         } else if class.is_sum() || class == PvarClass::Level {
@@ -131,7 +138,12 @@ impl Storage {
             let (slot, reused) = hot.cells.alloc(len)?;
             let baseline: Box<[u64]> = if reused {
                 // A recycled range: its cells hold the old instance's sums.
-                (0..count).map(|i| hot.cells.sum(slot.at(i))).collect()
+                (0..count)
+                    .map(|i| match repr {
+                        Repr::Float => hot.cells.sum_f64(slot.at(i)).to_bits(),
+                        _ => hot.cells.sum(slot.at(i)),
+                    })
+                    .collect()
             } else {
                 vec![0; count].into_boxed_slice()
             };

@@ -103,10 +103,11 @@ impl WatermarkStore {
         }
     }
 
-    /// Sets every level (component `init`), without touching marks.
-    pub(crate) fn set_all_levels(&self, v: u64) {
-        for l in self.level.iter() {
-            l.store(v, Ordering::Relaxed);
+    /// Sets every level (component `init`). The new level is a level like
+    /// any other: started marks cover it, as after an update.
+    pub(crate) fn set_all_levels(&self, v: u64, repr: Repr) {
+        for i in 0..self.level.len() {
+            self.update(i, v, repr);
         }
     }
 
