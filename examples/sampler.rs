@@ -149,7 +149,10 @@ mod imp {
             sa.sa_sigaction = on_sigprof as extern "C" fn(libc::c_int) as usize;
             sa.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut sa.sa_mask);
-            assert_eq!(libc::sigaction(libc::SIGPROF, &sa, core::ptr::null_mut()), 0);
+            assert_eq!(
+                libc::sigaction(libc::SIGPROF, &sa, core::ptr::null_mut()),
+                0
+            );
         }
         let t0 = reg.clock().ticks();
         set_itimer(Duration::from_millis(4));
