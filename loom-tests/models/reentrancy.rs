@@ -260,8 +260,9 @@ fn record_cache_switch_interrupted_by_update() {
                     signal::arm(k, move || h1.add(a, 10));
                     s2.add(b, 1); // cache switch to space 2, interrupted
                     assert!(!signal::disarm(), "k={k}: the handler did not run");
-                    s1.add(a, 100);
+                    // Through the cache the switch left behind.
                     s2.add(b, 1000);
+                    s1.add(a, 100);
                 })
             };
             let r = s1.sum(a);
