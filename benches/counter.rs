@@ -23,10 +23,11 @@
 //! slowest thread's. So the reported time is **per update per thread**:
 //! flat from 1 to 2 threads means no contention.
 //!
-//! After the criterion run two summary tables print each case's time and
-//! its ratio to `thread_local` with the same thread count: criterion's
-//! estimate, and the fastest sample (the least disturbed one when the
-//! machine is shared with other work).
+//! After the criterion run, summary tables print each case's time and its
+//! ratio to `thread_local` with the same thread count: criterion's
+//! estimate; criterion's fastest sample; and a short interleaved pass (every
+//! case once per round, best round kept), whose ratios hold up best when the
+//! machine is shared with other work, since every case sees the same load.
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -216,32 +217,60 @@ fn point_estimate(json: &str, key: &str) -> Option<f64> {
     est[..end].trim().parse().ok()
 }
 
-fn summary() {
-    type Source = fn(&str, usize) -> Option<f64>;
-    let sources: [(&str, Source); 2] = [
-        ("criterion estimate", estimate_ns),
-        ("best sample", best_sample_ns),
-    ];
-    for (what, ns_of) in sources {
-        println!("\nper update per thread ({what}), ratio to thread_local:");
-        println!(
-            "{:<15} {:>10} {:>8} {:>10} {:>8}",
-            "case", "1 thread", "ratio", "2 threads", "ratio"
-        );
-        let base: Vec<Option<f64>> = THREADS.iter().map(|&t| ns_of(CASES[0], t)).collect();
-        for case in CASES {
-            let mut line = format!("{case:<15}");
-            for (k, &t) in THREADS.iter().enumerate() {
-                match (ns_of(case, t), base[k]) {
-                    (Some(ns), Some(b)) => {
-                        line += &format!(" {:>8.3}ns {:>7.2}x", ns, ns / b);
-                    }
-                    _ => line += &format!(" {:>10} {:>8}", "n/a", ""),
-                }
-            }
-            println!("{line}");
+/// Rounds and updates per thread of the interleaved pass.
+const ROUNDS: usize = 15;
+const ROUND_ITERS: u64 = 5_000_000;
+
+/// Every case once per round, rounds interleaved, keeping each case's
+/// fastest round: all cases see the same background load, so the ratios
+/// hold up on a machine shared with other work. About 2 s.
+fn interleaved_best_ns() -> Vec<(&'static str, usize, f64)> {
+    let mut best: Vec<(&'static str, usize, f64)> = THREADS
+        .iter()
+        .flat_map(|&t| CASES.iter().map(move |&c| (c, t, f64::INFINITY)))
+        .collect();
+    for _ in 0..ROUNDS {
+        for (case, t, min) in best.iter_mut() {
+            let ns = measure(case, *t, ROUND_ITERS).as_nanos() as f64 / ROUND_ITERS as f64;
+            *min = min.min(ns);
         }
     }
+    best
+}
+
+fn print_table(what: &str, ns_of: &dyn Fn(&str, usize) -> Option<f64>) {
+    println!("\nper update per thread ({what}), ratio to thread_local:");
+    println!(
+        "{:<15} {:>10} {:>8} {:>10} {:>8}",
+        "case", "1 thread", "ratio", "2 threads", "ratio"
+    );
+    let base: Vec<Option<f64>> = THREADS.iter().map(|&t| ns_of(CASES[0], t)).collect();
+    for case in CASES {
+        let mut line = format!("{case:<15}");
+        for (k, &t) in THREADS.iter().enumerate() {
+            match (ns_of(case, t), base[k]) {
+                (Some(ns), Some(b)) => {
+                    line += &format!(" {:>8.3}ns {:>7.2}x", ns, ns / b);
+                }
+                _ => line += &format!(" {:>10} {:>8}", "n/a", ""),
+            }
+        }
+        println!("{line}");
+    }
+}
+
+fn summary() {
+    print_table("criterion estimate", &estimate_ns);
+    print_table("criterion, best sample", &best_sample_ns);
+    let best = interleaved_best_ns();
+    print_table(
+        &format!("interleaved, best of {ROUNDS} rounds of {ROUND_ITERS}"),
+        &|case, t| {
+            best.iter()
+                .find(|(c, n, _)| *c == case && *n == t)
+                .map(|b| b.2)
+        },
+    );
 }
 
 fn main() {
