@@ -29,6 +29,8 @@
 //! alike. Threads are spawned once per sample, lined up on a barrier, and
 //! each times its own loop; the sample's time is the slowest thread's, so
 //! estimates are per update per thread. pvar cases check the exact total.
+//! Loops are timed with wall time, or with each thread's CPU time when
+//! `PVAR_BENCH_CLOCK=cpu` (what `scripts/bench.sh` uses by default).
 
 mod common;
 

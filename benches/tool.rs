@@ -11,6 +11,9 @@
 //!   (which also subscribes);
 //! - `session/create_free`: `Registry::session` + drop (session free).
 //!
+//! Loops are timed by `common::timed` (wall time, or thread CPU time with
+//! `PVAR_BENCH_CLOCK=cpu`).
+//!
 //! The baselines for reads are in the ratios `scripts/bench.sh` prints:
 //! the goal is ≤ 5 ns per registered thread + ≤ 50 ns.
 
@@ -20,7 +23,7 @@ use std::hint::black_box;
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 
-use common::quick;
+use common::{quick, timed};
 use criterion::{BenchmarkId, Criterion};
 
 const READ_THREADS: [usize; 4] = [1, 2, 8, 32];
@@ -65,7 +68,11 @@ fn read_one(c: &mut Criterion) {
         assert_eq!(reg.thread_records(), n, "one record per parked thread");
         assert_eq!(session.read_u64(h).unwrap(), n as u64);
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter(|| black_box(session.read_u64(black_box(h)).unwrap()))
+            b.iter_custom(|iters| {
+                timed(iters, || {
+                    black_box(session.read_u64(black_box(h)).unwrap());
+                })
+            })
         });
         drop(tx);
         joins.into_iter().for_each(|j| j.join().unwrap());
@@ -88,12 +95,14 @@ fn read_all(c: &mut Criterion) {
             .collect();
         session.start_all().unwrap();
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter(|| {
-                let mut sum = 0u64;
-                for &h in &handles {
-                    sum = sum.wrapping_add(session.read_u64(h).unwrap());
-                }
-                black_box(sum)
+            b.iter_custom(|iters| {
+                timed(iters, || {
+                    let mut sum = 0u64;
+                    for &h in &handles {
+                        sum = sum.wrapping_add(session.read_u64(h).unwrap());
+                    }
+                    black_box(sum);
+                })
             })
         });
     }
@@ -109,15 +118,19 @@ fn alloc_free(c: &mut Criterion) {
     counter.inc();
     let session = reg.session().unwrap();
     group.bench_function("alloc_free", |b| {
-        b.iter(|| {
-            let (h, _) = session.alloc(black_box(counter.index()), None).unwrap();
-            session.free(h).unwrap();
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                let (h, _) = session.alloc(black_box(counter.index()), None).unwrap();
+                session.free(h).unwrap();
+            })
         })
     });
     group.bench_function("alloc_free_watermark", |b| {
-        b.iter(|| {
-            let (h, _) = session.alloc(black_box(wm.index()), None).unwrap();
-            session.free(h).unwrap();
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                let (h, _) = session.alloc(black_box(wm.index()), None).unwrap();
+                session.free(h).unwrap();
+            })
         })
     });
     group.finish();
@@ -125,7 +138,7 @@ fn alloc_free(c: &mut Criterion) {
     let mut group = c.benchmark_group("session");
     quick(&mut group);
     group.bench_function("create_free", |b| {
-        b.iter(|| drop(black_box(reg.session().unwrap())))
+        b.iter_custom(|iters| timed(iters, || drop(black_box(reg.session().unwrap()))))
     });
     group.finish();
 }

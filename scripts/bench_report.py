@@ -143,6 +143,16 @@ def main():
     est = load_criterion(a.criterion)
     racy = load_json(os.path.join(a.side, "racy.json"), {})
     memory = load_json(os.path.join(a.side, "memory.json"), [])
+    try:
+        with open(os.path.join(a.side, "clock")) as f:
+            clock = f.read().strip() or "wall"
+    except OSError:
+        clock = "wall"
+    try:
+        with open(os.path.join(a.side, "load")) as f:
+            load = " → ".join(x.split()[0] for x in f.read().strip().splitlines())
+    except (OSError, IndexError):
+        load = "?"
 
     def g(full_id):
         return est.get(full_id)
@@ -198,7 +208,17 @@ def main():
         "lines them up on a barrier, and each thread times its own loop (the sample's "
         "time is the slowest thread's), so a flat figure from 1 to n threads means no "
         "contention. Every iteration passes the updated object through `black_box`. "
-        "Detail, with distributions: `target/criterion/report/index.html`. "
+        + (
+            "Loops are timed with **each thread's CPU time** (`CLOCK_THREAD_CPUTIME_ID`, "
+            "`PVAR_BENCH_CLOCK=cpu`, the default of `scripts/bench.sh`), which leaves out the "
+            "time slices a thread loses to other processes on this oversubscribed machine "
+            f"(load average {load} on {os.cpu_count()} CPUs during the run); "
+            "`PVAR_BENCH_CLOCK=wall` times "
+            "with `Instant`. "
+            if clock == "cpu"
+            else "Loops are timed with wall time (`Instant`). "
+        )
+        + "Detail, with distributions: `target/criterion/report/index.html`. "
         "A 20-second version for any machine: `pvar bench` (`--json` for machines).\n"
     )
     md.append("![summary chart](benchmarks.svg)\n")

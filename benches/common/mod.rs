@@ -6,7 +6,7 @@
 #![allow(dead_code)] // each bench uses a subset
 
 use std::path::PathBuf;
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
@@ -56,10 +56,56 @@ where
         .unwrap_or_default()
 }
 
+/// Which clock the timed loops read: wall time (`Instant`, the default)
+/// or, with `PVAR_BENCH_CLOCK=cpu`, the calling thread's CPU time
+/// (`CLOCK_THREAD_CPUTIME_ID`), which leaves out the time slices a thread
+/// loses to other processes on a shared, oversubscribed machine.
+pub fn cpu_clock() -> bool {
+    static MODE: OnceLock<bool> = OnceLock::new();
+    *MODE.get_or_init(|| std::env::var("PVAR_BENCH_CLOCK").is_ok_and(|v| v == "cpu"))
+}
+
+/// A start stamp of the selected clock.
+#[derive(Clone, Copy)]
+pub enum Stamp {
+    Wall(Instant),
+    Cpu(Duration),
+}
+
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+impl Stamp {
+    #[inline(always)]
+    pub fn now() -> Self {
+        if cpu_clock() {
+            Stamp::Cpu(thread_cpu_time())
+        } else {
+            Stamp::Wall(Instant::now())
+        }
+    }
+
+    #[inline(always)]
+    pub fn elapsed(self) -> Duration {
+        match self {
+            Stamp::Wall(i) => i.elapsed(),
+            Stamp::Cpu(c) => thread_cpu_time().saturating_sub(c),
+        }
+    }
+}
+
 /// Times `iters` calls of `op` on the calling thread.
 #[inline(always)]
 pub fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
-    let start = Instant::now();
+    let start = Stamp::now();
     for _ in 0..iters {
         op();
     }
@@ -69,7 +115,7 @@ pub fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
 /// Times `iters` calls of `op(i)` on the calling thread.
 #[inline(always)]
 pub fn timed_i(iters: u64, mut op: impl FnMut(u64)) -> Duration {
-    let start = Instant::now();
+    let start = Stamp::now();
     for i in 0..iters {
         op(i);
     }

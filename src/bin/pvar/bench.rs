@@ -17,7 +17,7 @@
 use std::cell::Cell;
 use std::hint::black_box;
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,53 @@ pub struct Args {
     /// Target duration of one run, in milliseconds.
     #[arg(long, default_value_t = 15, value_name = "MS")]
     run_ms: u64,
+    /// Time loops with each thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`)
+    /// instead of wall time: leaves out time slices lost to other
+    /// processes on a busy machine.
+    #[arg(long)]
+    cpu_time: bool,
+}
+
+/// Set from `--cpu-time` before anything is measured.
+static CPU_TIME: AtomicBool = AtomicBool::new(false);
+
+/// A start stamp: wall time, or the thread's CPU time with `--cpu-time`.
+#[derive(Clone, Copy)]
+enum Stamp {
+    Wall(Instant),
+    Cpu(Duration),
+}
+
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+impl Stamp {
+    #[inline(always)]
+    fn now() -> Self {
+        if CPU_TIME.load(Ordering::Relaxed) {
+            Stamp::Cpu(thread_cpu_time())
+        } else {
+            Stamp::Wall(Instant::now())
+        }
+    }
+
+    #[inline(always)]
+    fn elapsed(self) -> Duration {
+        match self {
+            Stamp::Wall(i) => i.elapsed(),
+            Stamp::Cpu(c) => thread_cpu_time().saturating_sub(c),
+        }
+    }
 }
 
 /// A per-thread timed loop: given `iters`, returns the time of the loop.
@@ -70,7 +117,7 @@ struct Padded(AtomicU64);
 
 #[inline(always)]
 fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
-    let start = Instant::now();
+    let start = Stamp::now();
     for _ in 0..iters {
         op();
     }
@@ -79,7 +126,7 @@ fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
 
 #[inline(always)]
 fn timed_i(iters: u64, mut op: impl FnMut(u64)) -> Duration {
-    let start = Instant::now();
+    let start = Stamp::now();
     for i in 0..iters {
         op(i);
     }
@@ -399,6 +446,8 @@ struct Report {
     cpus: usize,
     threads: Vec<usize>,
     runs: usize,
+    /// "wall" or "thread-cpu".
+    clock: &'static str,
     unit: &'static str,
     rows: Vec<Row>,
     /// TIMER start+stop / raw quanta pair, by thread count.
@@ -444,6 +493,7 @@ impl Progress {
 /// Runs `pvar bench`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let began = Instant::now();
+    CPU_TIME.store(args.cpu_time, Ordering::Relaxed);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let all = args.threads.unwrap_or(cpus).max(1);
     let mut threads = vec![1, all];
@@ -515,6 +565,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         cpus,
         threads: threads.clone(),
         runs: args.runs,
+        clock: if args.cpu_time { "thread-cpu" } else { "wall" },
         unit: "ns per operation per thread (median)",
         timer_vs_quanta: ratio(&col("timer"), &col("quanta_pair")),
         timer_vs_instant: ratio(&col("timer"), &col("instant_pair")),
@@ -535,8 +586,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 fn print_table(r: &Report) {
     let mut out = String::new();
     out += &format!(
-        "pvar bench: {} CPU(s), ns per operation per thread, median of {} runs\n",
-        r.cpus, r.runs
+        "pvar bench: {} CPU(s), ns per operation per thread, median of {} runs, {} clock\n",
+        r.cpus, r.runs, r.clock
     );
     out += "ratios: ×local = / thread-local `+= 1`, ×atomic = / shared fetch_add, same thread count\n\n";
     let mut head = format!("{:<40}", "operation");
