@@ -1,6 +1,8 @@
 //! Regression tests for bugs found by the model-based test
-//! (`tests/model_based.rs`) and the fuzz targets (`fuzz/`). Each names the
-//! sequence that found it.
+//! (`tests/model_based.rs`) and the fuzz targets (`fuzz/`): each says what
+//! found it and where it was fixed. A bug still open is an `#[ignore]`d
+//! test here, and the model and the C fuzzer skip what triggers it while
+//! their `SKIP_KNOWN_BUGS` is true.
 
 use pvar::Registry;
 
@@ -58,11 +60,9 @@ fn watermark_write_below_level_then_stop_without_read() {
 
 /// `init` while a handle is started: the level it sets has been reached,
 /// so a started high watermark covers it from then on. Found by
-/// `api_sequences`/`model_based`. FIXED (was open): `HighWatermark::init` stores the
-/// levels without pushing started marks (`WatermarkStore::set_all_levels`,
-/// outside the tool side); a read in between hides it (reads push the
-/// level). The model-based test skips `init` under a started handle
-/// (`harness::SKIP_KNOWN_BUGS`) until this is fixed.
+/// `api_sequences`/`model_based`: `HighWatermark::init` stored the levels
+/// without pushing started marks (`WatermarkStore::set_all_levels`); a read
+/// in between hid it (reads push the level). Fixed in storage/component.
 #[test]
 fn watermark_init_never_lowers_a_started_high_watermark() {
     let reg = Registry::new();
@@ -76,15 +76,14 @@ fn watermark_init_never_lowers_a_started_high_watermark() {
 }
 
 /// TIMER cells count integer clock ticks, but a timer read in seconds
-/// (`MPI_DOUBLE`, the default) gets the `f64` value representation, so the
-/// handle arithmetic (`x ± current`) and the merge of per-thread cells add
-/// tick counts as if they were `f64` bit patterns. Exact only while every
+/// (`MPI_DOUBLE`, the default) got the `f64` value representation, so the
+/// handle arithmetic (`x ± current`) and the merge of per-thread cells
+/// added tick counts as if they were `f64` bit patterns. Exact only while every
 /// operand is a subnormal (< 2^52 ticks, ~52 days at 1 GHz — summed over
 /// threads, reached by 1000 threads in 1.25 h); beyond, ticks are halved,
 /// quartered, … Found by the model test with larger timer writes
-/// (1e7 s + 2 s read 1e7 s + 1 s). FIXED (was open): the fix is in `Storage::new`
-/// (src/storage/mod.rs): TIMER storage must use the unsigned representation
-/// whatever the output datatype.
+/// (1e7 s + 2 s read 1e7 s + 1 s). Fixed in `Storage::new`: TIMER storage
+/// uses the unsigned representation whatever the output datatype.
 #[test]
 fn double_timer_beyond_2_pow_52_ticks() {
     let (clock, time) = pvar::Clock::mock();
@@ -114,13 +113,12 @@ fn double_timer_beyond_2_pow_52_ticks() {
 
 /// A dropped instance's cell range is recycled for the next instance, with
 /// a baseline of the old sums subtracted on read. For an `f64` variable the
-/// baseline is computed with the *integer* sum of the cells' bit patterns
+/// baseline was computed with the *integer* sum of the cells' bit patterns
 /// (`Storage::new`, src/storage/mod.rs), which is only right when one
 /// thread ever wrote the range: with two threads the recycled instance
 /// reads NaN (or garbage) forever, in the component API and in every tool
-/// handle. Found while extending the model to bound variables. FIXED (fix
-/// belongs to src/storage/mod.rs: an `f64` baseline must be `sum_f64`, or
-/// recycled cells zeroed).
+/// handle. Found while extending the model to bound variables. Fixed in
+/// `Storage::new` (an `f64` baseline from `sum_f64`).
 #[test]
 fn recycled_f64_instance_starts_at_zero() {
     use pvar::{BindKind, ObjectRef};
@@ -154,7 +152,7 @@ fn recycled_f64_instance_starts_at_zero() {
 /// overflow") in debug builds — in the Rust API it unwinds into the tool,
 /// through the C interface it becomes `MPI_T_ERR_INVALID` instead of
 /// `MPI_T_ERR_INVALID_HANDLE`. Found by the `c_interface` fuzz target.
-/// FIXED (was open): the fix is `wrapping_sub`/`checked_sub` in src/cvar/handle.rs.
+/// Fixed in src/cvar/handle.rs.
 #[test]
 fn made_up_cvar_handle_with_zero_slot_is_invalid_handle() {
     use pvar::{CvarHandle, ErrorCode};
