@@ -11,16 +11,22 @@
 //!
 //! With no started subscriber an update is one relaxed store of the level
 //! plus one relaxed load of the started count. With started subscribers the
-//! update reads each mark and writes it only when the value passes it: in
-//! steady state (the mark already covers the level) there is no
-//! read-modify-write on a shared line.
+//! update fences (SeqCst), then reads each mark and writes it only when the
+//! value passes it: in steady state (the mark already covers the level)
+//! there is no read-modify-write on a shared line.
 //!
 //! Linearisation: a started handle's mark covers every level stored after
-//! its start became visible. An update whose level store races with the
-//! start of the *first* started handle may be attributed to before the
-//! start (the updater does not fence, to keep the no-subscriber path at one
-//! store); start re-reads the level after publishing, so the window is that
-//! of a store still in the updating CPU's store buffer.
+//! its start became visible. `start` publishes the started bit and count,
+//! fences, and re-reads the levels; an updater that sees a started count
+//! fences before walking the subscribers, so with at least one handle
+//! already started, either the walk sees the new handle or the new start's
+//! re-read sees the level (the loom model
+//! `watermark::start_covers_later_levels_second_handle` found the case
+//! without the updater's fence). The one remaining window: an update that
+//! races with the start of the *first* started handle reads a started count
+//! of zero and does not fence (to keep the no-subscriber path at one store),
+//! so it may be attributed to before that start; it is the window of a
+//! store still in the updating CPU's store buffer.
 
 use crate::storage::Repr;
 use crate::sync::append_vec::AppendVec;
