@@ -375,13 +375,22 @@ def main():
     md.append(table(head, rows))
     md.append("")
     tl_1, tl_n = u("thread_local", 1), u("thread_local", tmax)
-    if tl_1 and tl_n and tmax > 1:
+    if tl_1 and tl_n and tmax > 1 and tl_n / tl_1 > 1.3:
         md.append(
             f"Note: the plain thread-local add itself costs {rx(tl_n / tl_1)} as much per "
             f"thread on {tmax} threads as on 1 ({ns(tl_n)} vs {ns(tl_1)}): on this shared "
             f"machine the {tmax} threads did not have {tmax} idle cores, so absolute "
             f"multi-thread figures include time slices lost to other processes; compare "
             f"them through the ×TL column (same thread count, same run).\n"
+        )
+    sh_1, sh_n = u("atomic_shared", 1), u("atomic_shared", tmax)
+    if sh_1 and sh_n and tmax > 1:
+        md.append(
+            f"Contention check: the shared `fetch_add` costs {rx(sh_n / sh_1)} per thread on "
+            f"{tmax} threads vs 1 ({ns(sh_n)} vs {ns(sh_1)}). On an idle machine that ratio "
+            f"is several × (the line ping-pongs between cores); near 1× means the {tmax} "
+            f"threads seldom ran at the same time during this run, and the multi-thread "
+            f"column then shows per-thread cost but not contention.\n"
         )
     if racy:
         lost = []
@@ -498,14 +507,14 @@ def main():
     with open(a.md, "w") as f:
         f.write("\n".join(md))
 
-    write_svg(a.svg, threads, u, tm, g)
+    write_svg(a.svg, threads, u, tm, g, clock)
     print(f"wrote {a.md} and {a.svg}")
 
 
 # ---------------------------------------------------------------- chart
 
 
-def write_svg(path, threads, u, tm, g):
+def write_svg(path, threads, u, tm, g, clock):
     cols = [1, threads[-1]] if threads[-1] != 1 else [1]
     label_w, panel_w, gap, top, row_h = 190, 360, 60, 70, 20
     lo, hi = 0.1, 1000.0
@@ -526,7 +535,9 @@ def write_svg(path, threads, u, tm, g):
         f'vs the alternatives (ns per operation per thread, log scale, lower is better)</text>',
         f'<text x="10" y="42" fill="#555">grey: baselines; blue: pvar; red dashes: the '
         f'thread-local += 1. Medians from one '
-        f'criterion run on {os.cpu_count()} CPUs; see docs/benchmarks.md for ratios.</text>',
+        f'criterion run on {os.cpu_count()} CPUs, '
+        f'{"thread CPU time" if clock == "cpu" else "wall time"}; '
+        f'see docs/benchmarks.md for ratios.</text>',
     ]
     for ci, t in enumerate(cols):
         x0 = label_w + ci * (panel_w + gap)
