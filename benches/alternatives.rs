@@ -6,6 +6,7 @@
 //! | case | what |
 //! |---|---|
 //! | `thread_local` | a plain `thread_local!` `Cell<u64>` `+= 1` (the physical limit; the ratios' baseline) |
+//! | `thread_local_f64` | the same with a `Cell<f64>` `+= 1.5` (the baseline of `aggregate_f64`) |
 //! | `atomic_owned` | `AtomicU64::fetch_add` on an atomic private to the thread (own cache lines) |
 //! | `atomic_shared` | `AtomicU64::fetch_add` on one atomic shared by all threads |
 //! | `prometheus` | `prometheus::IntCounter::inc` on one counter shared by all threads |
@@ -44,8 +45,9 @@ use std::time::{Duration, Instant};
 use common::{Padded, quick, run_threads, thread_counts, timed, timed_i};
 use criterion::{BenchmarkId, Criterion};
 
-const UPDATE_CASES: [&str; 16] = [
+const UPDATE_CASES: [&str; 17] = [
     "thread_local",
+    "thread_local_f64",
     "atomic_owned",
     "atomic_shared",
     "prometheus",
@@ -73,6 +75,7 @@ const TIMER_CASES: [&str; 4] = [
 
 std::thread_local! {
     static TL: Cell<u64> = const { Cell::new(0) };
+    static TL_F64: Cell<f64> = const { Cell::new(0.0) };
 }
 
 /// Lost increments of `racy_global`, per thread count: (lost, expected).
@@ -162,6 +165,14 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
                 timed(iters, || {
                     let c = black_box(c);
                     c.set(c.get() + 1);
+                })
+            })
+        }),
+        "thread_local_f64" => run_threads(threads, iters, |iters| {
+            TL_F64.with(|c| {
+                timed(iters, || {
+                    let c = black_box(c);
+                    c.set(c.get() + black_box(1.5));
                 })
             })
         }),

@@ -84,6 +84,7 @@ def verdict(ok):
 
 UPDATE = [
     ("thread_local", "plain thread-local `+= 1`", "baseline"),
+    ("thread_local_f64", "plain thread-local f64 `+= 1.5`", "baseline"),
     ("atomic_owned", "`AtomicU64::fetch_add`, owned", "baseline"),
     ("atomic_shared", "`AtomicU64::fetch_add`, shared", "baseline"),
     ("prometheus", "prometheus `IntCounter::inc`", "baseline"),
@@ -240,7 +241,13 @@ def main():
                 f"{label}, 1 thread",
                 "≤ 1.0 ns and ≤ 2.5× thread-local",
                 f"{ns(v)}; {rx(r)} thread-local ({ns(tl1)}); "
-                f"{rx(ratio(v, u('atomic_owned', 1)))} fetch_add, "
+                + (
+                    f"{rx(ratio(v, u('thread_local_f64', 1)))} a thread-local f64 `+=` "
+                    f"({ns(u('thread_local_f64', 1))}); "
+                    if case == "aggregate_f64"
+                    else ""
+                )
+                + f"{rx(ratio(v, u('atomic_owned', 1)))} fetch_add, "
                 f"{rx(ratio(v, u('prometheus', 1)))} prometheus, "
                 f"{rx(ratio(v, u('metrics', 1)))} metrics-rs",
                 verdict(ok),

@@ -448,6 +448,8 @@ struct Report {
     runs: usize,
     /// "wall" or "thread-cpu".
     clock: &'static str,
+    /// 1-minute load average when the run ended (Linux), if known.
+    load: Option<f64>,
     unit: &'static str,
     rows: Vec<Row>,
     /// TIMER start+stop / raw quanta pair, by thread count.
@@ -566,6 +568,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         threads: threads.clone(),
         runs: args.runs,
         clock: if args.cpu_time { "thread-cpu" } else { "wall" },
+        load: load_average(),
         unit: "ns per operation per thread (median)",
         timer_vs_quanta: ratio(&col("timer"), &col("quanta_pair")),
         timer_vs_instant: ratio(&col("timer"), &col("instant_pair")),
@@ -638,11 +641,32 @@ fn print_table(r: &Report) {
             per
         );
     }
+    if let Some(load) = r.load.filter(|&l| l > r.cpus as f64 * 0.75) {
+        out += &format!(
+            "note: load average {load:.1} on {} CPU(s): other processes took time slices{}\n",
+            r.cpus,
+            if r.clock == "wall" {
+                "; --cpu-time leaves them out"
+            } else {
+                " (left out by the CPU-time clock; contention may be under-represented)"
+            }
+        );
+    }
     out += &format!(
         "({:.1} s; the read row's threads are registered threads, one reader. Full suite: scripts/bench.sh)\n",
         r.seconds
     );
     print!("{out}");
+}
+
+/// The 1-minute load average from `/proc/loadavg` (Linux only).
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn fmt_ns(ns: f64) -> String {
