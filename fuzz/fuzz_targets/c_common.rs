@@ -75,6 +75,8 @@ unsafe extern "C" {
     pub fn MPI_T_category_get_pvars(index: c_int, len: c_int, indices: *mut c_int) -> c_int;
     pub fn MPI_T_category_get_cvars(index: c_int, len: c_int, indices: *mut c_int) -> c_int;
     pub fn MPI_T_category_get_categories(index: c_int, len: c_int, indices: *mut c_int) -> c_int;
+    pub fn MPI_T_cvar_get_index(name: *const c_char, index: *mut c_int) -> c_int;
+    pub fn MPI_T_category_get_index(name: *const c_char, index: *mut c_int) -> c_int;
     pub fn MPI_T_category_get_num(num: *mut c_int) -> c_int;
     pub fn MPI_T_category_get_info(
         index: c_int,

@@ -111,7 +111,26 @@ enum Op {
         len: i16,
         null: bool,
     },
+    GetIndex {
+        which: u8,
+        name: u8,
+        class: i32,
+        null: bool,
+    },
 }
+
+/// Names for the `get_index` calls: ours, the engine's, empty, not UTF-8.
+const NAMES: [&[u8]; 9] = [
+    b"fz.c\0",
+    b"fz.hwm\0",
+    "fz.cvar.ünï\0".as_bytes(),
+    b"fz.cat\0",
+    b"pvar_engine\0",
+    b"pvar_engine_reads\0",
+    b"\0",
+    b"\xff\xfe\0",
+    b"fz.c\xff\0",
+];
 
 struct CvarRec {
     raw: u64,
@@ -723,6 +742,52 @@ fn run(ops: &[Op]) {
                     out[len.max(0) as usize..].iter().all(|x| *x == -1),
                     "category_get_*: wrote past {len} indices"
                 );
+            }
+            Op::GetIndex {
+                which,
+                name,
+                class,
+                null,
+            } => {
+                // One past the names: a NULL name.
+                let sel = name as usize % (NAMES.len() + 1);
+                let np = NAMES
+                    .get(sel)
+                    .map_or(core::ptr::null(), |n| n.as_ptr().cast());
+                let text = NAMES
+                    .get(sel)
+                    .and_then(|n| std::str::from_utf8(&n[..n.len() - 1]).ok());
+                let class = if class < 0 { class } else { class % 12 };
+                let mut out: c_int = -1;
+                let op_ = if null {
+                    core::ptr::null_mut()
+                } else {
+                    &mut out as *mut c_int
+                };
+                let (rc, expect) = unsafe {
+                    match which % 3 {
+                        0 => (
+                            MPI_T_pvar_get_index(np, class, op_),
+                            pvar::PvarClass::from_raw(class)
+                                .and_then(|c| reg.pvar_index(text?, c).ok()),
+                        ),
+                        1 => (
+                            MPI_T_cvar_get_index(np, op_),
+                            text.and_then(|t| reg.cvar_index(t).ok()),
+                        ),
+                        _ => (
+                            MPI_T_category_get_index(np, op_),
+                            text.and_then(|t| reg.categories().index(t).ok()),
+                        ),
+                    }
+                };
+                check_code("get_index", rc);
+                if st.initialized && !null {
+                    match expect {
+                        Some(i) => assert_eq!((rc, out as usize), (SUCCESS, i), "{op:?}"),
+                        None => assert_ne!(rc, SUCCESS, "{op:?}: found {out}"),
+                    }
+                }
             }
             Op::Init => {
                 if st.extra_inits < 4 {
