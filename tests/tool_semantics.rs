@@ -401,7 +401,8 @@ fn large_arrays_read_write_and_readreset_in_ranges() {
     let mut first = 0;
     while first < 1000 {
         let n = (1000 - first).min(256);
-        reg.read_range(s.id(), h, first, &mut whole[first..first + n]).unwrap();
+        reg.read_range(s.id(), h, first, &mut whole[first..first + n])
+            .unwrap();
         first += n;
     }
     assert!(whole.iter().enumerate().all(|(i, &v)| v == i as u64));
@@ -417,12 +418,16 @@ fn large_arrays_read_write_and_readreset_in_ranges() {
     reg.read_range(s.id(), h, 0, &mut part[..3]).unwrap();
     assert_eq!(part[..3], [7, 8, 2]);
     assert_eq!(
-        reg.read_range(s.id(), h, 995, &mut [0; 10]).unwrap_err().code(),
+        reg.read_range(s.id(), h, 995, &mut [0; 10])
+            .unwrap_err()
+            .code(),
         pvar::ErrorCode::Invalid,
         "a range past the count"
     );
     assert_eq!(
-        reg.read_range(s.id(), h, usize::MAX, &mut [0; 2]).unwrap_err().code(),
+        reg.read_range(s.id(), h, usize::MAX, &mut [0; 2])
+            .unwrap_err()
+            .code(),
         pvar::ErrorCode::Invalid,
         "overflowing range"
     );

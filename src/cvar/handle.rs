@@ -42,7 +42,9 @@ impl CvarHandle {
     /// The slot index, or `None` for a value no handle ever had (slot
     /// bits 0: issued keys store slot + 1).
     fn slot(self) -> Option<usize> {
-        (self.0.get() & 0xffff_ffff).checked_sub(1).map(|s| s as usize)
+        (self.0.get() & 0xffff_ffff)
+            .checked_sub(1)
+            .map(|s| s as usize)
     }
 
     fn generation(self) -> u32 {
