@@ -111,6 +111,7 @@ TIMER = [
 
 CHART_ROWS = [
     ("update", "thread_local", "thread-local += 1", "baseline"),
+    ("update", "thread_local_f64", "thread-local f64 +=", "baseline"),
     ("update", "atomic_owned", "fetch_add, owned", "baseline"),
     ("update", "atomic_shared", "fetch_add, shared", "baseline"),
     ("update", "prometheus", "prometheus IntCounter", "baseline"),
