@@ -3,7 +3,7 @@
 //! (the same code the `api_sequences` fuzz target runs). Every value read
 //! and every return code must agree.
 //!
-//! Case count: `PVAR_MODEL_CASES` (default 3000: about 15 s on one core
+//! Case count: `PVAR_MODEL_CASES` (default 4500: about 20 s on one core
 //! of the 2-core CI machine in a debug build); a failure is shrunk to a
 //! short operation list, which proptest prints.
 
@@ -17,7 +17,7 @@ fn cases() -> u32 {
     std::env::var("PVAR_MODEL_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3000)
+        .unwrap_or(4500)
 }
 
 proptest! {
