@@ -2,7 +2,6 @@
 //! a sum of per-thread cells.
 
 use std::marker::PhantomData;
-use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,14 +15,21 @@ use super::ENABLED;
 use super::builder::FromStorage;
 use super::value::Magnitude;
 
-/// What every handle over sharded storage holds: a direct pointer to the
-/// cell space, the space's id and the slot, so an update reads only the
-/// handle, the thread's record cache, the record and the cell (never the
-/// `CellSpace`, except on the cold path).
+/// What every handle over sharded storage holds: the cell space's id and
+/// the slot, so an update reads only the handle, the thread's record cache,
+/// the record and the cell (never the `CellSpace`, except on the cold path,
+/// which reaches it through `storage`).
+///
+/// Exactly one 64-byte cache line, aligned to it (asserted below on 64-bit
+/// targets): the handle's fields never share a line with other data that
+/// another thread may write (an `Arc` count, a neighbouring heap object, a
+/// hot field of the user's struct). Measured: with the handle in an `Arc`
+/// shared by two updating threads, `Counter::inc` per thread went from
+/// 1.95 ns unaligned to 1.14-1.20 ns aligned (1 thread: 1.13 ns).
 #[derive(Clone)]
+#[repr(align(64))]
 pub(crate) struct Sharded {
-    cells: NonNull<CellSpace>,
-    /// `cells.id()`, cached for [`CellSpace::update_cached`].
+    /// `storage.hot.cells.id()`, cached for [`CellSpace::update_cached`].
     space_id: u64,
     slot: Slot,
     /// `storage.repr`, cached so that `f64` classes need no pointer chase.
@@ -34,12 +40,8 @@ pub(crate) struct Sharded {
     index: usize,
 }
 
-// SAFETY: `cells` points into `storage.hot`, which `storage` (an `Arc`)
-// keeps alive; `CellSpace` is `Sync` and its update path only writes the
-// calling thread's own cells.
-unsafe impl Send for Sharded {}
-// SAFETY: as above.
-unsafe impl Sync for Sharded {}
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Sharded>() == 64);
 
 impl Sharded {
     fn new(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
@@ -49,7 +51,6 @@ impl Sharded {
         // Element 0 always exists, so `check(0)` can be skipped.
         assert!(storage.count >= 1, "sharded storage without elements");
         Self {
-            cells: NonNull::from(&storage.hot.cells),
             space_id: storage.hot.cells.id(),
             slot: *slot,
             repr: storage.repr,
@@ -60,10 +61,10 @@ impl Sharded {
         }
     }
 
-    #[inline(always)]
+    /// The cell space (cold paths and reads only: two pointer loads).
+    #[inline]
     fn cells(&self) -> &CellSpace {
-        // SAFETY: see the `Send` impl: the space outlives `self.storage`.
-        unsafe { self.cells.as_ref() }
+        &self.storage.hot.cells
     }
 
     /// Panics unless element `i` exists. Free for `i == 0` (a constant on
@@ -85,12 +86,12 @@ impl Sharded {
 
     /// Updates this thread's cell at `slot` (a slot of this storage). The
     /// inlined fast path reads only `space_id` and `slot` from the handle;
-    /// the cell space pointer is loaded on the cold path only.
+    /// the cell space is reached on the cold path only.
     #[inline(always)]
     fn update_slot(&self, slot: Slot, f: impl Fn(u64) -> u64) {
-        // SAFETY: `space_id` is the id of the `CellSpace` behind `cells`
-        // (read in `new`; ids never change), which `storage` keeps alive,
-        // and that space allocated this storage's slots.
+        // SAFETY: `space_id` is the id of `storage.hot.cells` (read in
+        // `new`; ids never change), which `storage` keeps alive, and that
+        // space allocated this storage's slots.
         if !unsafe { CellSpace::update_cached(self.space_id, slot, &f) } {
             self.update_cold(slot, &f);
         }
@@ -369,7 +370,7 @@ impl Timer {
             self.core.check(i);
             let now = self.clock.ticks();
             let starts = self.starts.at(i);
-            // SAFETY: `space_id` is the id of the space behind `cells`, which
+            // SAFETY: `space_id` is the id of `storage.hot.cells`, which
             // `self.core.storage` keeps alive while `start` is used (this
             // call), and that space allocated `starts`.
             match unsafe { CellSpace::cached_cell(self.core.space_id, starts) } {
