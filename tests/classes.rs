@@ -638,11 +638,9 @@ fn bound_callback_variable_gets_its_count_from_notify() {
     assert_eq!(binds.load(Ordering::Relaxed), 1);
 }
 
-// ------------------------------------------------- KNOWN BUGS (ignored)
+// ------------------------------------------------- regressions (found while writing these tests)
 
 #[test]
-#[ignore = "bug: builder .datatype() accepts a representation that differs from the handle's T \
-            (src/component/builder.rs, PvarBuilder::datatype / register)"]
 fn datatype_override_must_match_the_handle_type() {
     let reg = Registry::new();
     // A Level<u64> over MPI_DOUBLE cells reads f64 bits back as an integer:
@@ -662,8 +660,6 @@ fn datatype_override_must_match_the_handle_type() {
 }
 
 #[test]
-#[ignore = "bug: a recycled TIMER range keeps other instances' per-thread start ticks \
-            (src/storage/mod.rs, Storage::new baselines only the sums)"]
 fn recreated_timer_instance_has_no_running_interval() {
     let (reg, time) = mocked();
     let t = reg

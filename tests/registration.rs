@@ -7,49 +7,70 @@
 use pvar::{BindKind, Callbacks, Datatype, Enumeration, Error, ErrorCode, PvarClass, Registry};
 
 /// Registers `name` with `class` and `datatype` through the class's typed
-/// builder, returning the index.
+/// builder, with the handle value type that fits the datatype (`f64` for
+/// `MPI_DOUBLE`, `i32`/`i64` for `MPI_INT`/`MPI_COUNT`, `u64` otherwise), so
+/// that only the class rules decide; returns the index.
 fn register(reg: &Registry, name: &str, class: PvarClass, dt: Datatype) -> pvar::Result<usize> {
     use PvarClass as C;
+    macro_rules! typed {
+        ($method:ident) => {
+            if dt == Datatype::Double {
+                reg.$method::<f64>(name)
+                    .datatype(dt)
+                    .register()
+                    .map(|h| h.index())
+            } else {
+                reg.$method::<u64>(name)
+                    .datatype(dt)
+                    .register()
+                    .map(|h| h.index())
+            }
+        };
+    }
     match class {
         C::Counter => reg.counter(name).datatype(dt).register().map(|h| h.index()),
-        C::Aggregate => reg
-            .aggregate::<u64>(name)
-            .datatype(dt)
-            .register()
-            .map(|h| h.index()),
+        C::Aggregate => typed!(aggregate),
         C::Timer => reg.timer(name).datatype(dt).register().map(|h| h.index()),
-        C::Level => reg
-            .level::<u64>(name)
-            .datatype(dt)
-            .register()
-            .map(|h| h.index()),
-        C::Size => reg
-            .size::<u64>(name)
-            .datatype(dt)
-            .register()
-            .map(|h| h.index()),
+        C::Level => typed!(level),
+        C::Size => typed!(size),
         C::Percentage => reg
             .percentage(name)
             .datatype(dt)
             .register()
             .map(|h| h.index()),
         C::State => reg.state(name).datatype(dt).register().map(|h| h.index()),
-        C::HighWatermark => reg
-            .high_watermark::<u64>(name)
-            .datatype(dt)
-            .register()
-            .map(|h| h.index()),
-        C::LowWatermark => reg
-            .low_watermark::<u64>(name)
-            .datatype(dt)
-            .register()
-            .map(|h| h.index()),
-        C::Generic => reg
-            .generic::<u64>(name)
-            .datatype(dt)
-            .register()
-            .map(|h| h.index()),
+        C::HighWatermark => typed!(high_watermark),
+        C::LowWatermark => typed!(low_watermark),
+        C::Generic => match dt {
+            Datatype::Int => reg.generic::<i32>(name).register().map(|h| h.index()),
+            Datatype::Count => reg.generic::<i64>(name).register().map(|h| h.index()),
+            _ => typed!(generic),
+        },
     }
+}
+
+#[test]
+fn a_datatype_override_must_fit_the_handle_value_type() {
+    let reg = Registry::new();
+    let e = reg
+        .level::<u64>("l")
+        .datatype(Datatype::Double)
+        .register()
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Registration(m) if m.contains("'l'")),
+        "{e}"
+    );
+    // Unsigned widths may be swapped, and timers read in any allowed type.
+    reg.counter("c")
+        .datatype(Datatype::Unsigned)
+        .register()
+        .unwrap();
+    reg.timer("t")
+        .datatype(Datatype::UnsignedLong)
+        .register()
+        .unwrap();
 }
 
 /// The datatypes the standard allows for each class (MPI 4.1 §15.3.7).

@@ -51,6 +51,9 @@ pub struct PvarBuilder<'r, H> {
     registry: &'r Registry,
     info: PvarInfo,
     callbacks: Option<Callbacks>,
+    /// The datatype the handle type was made for: an override must keep
+    /// its value representation (see [`PvarBuilder::datatype`]).
+    handle_datatype: Datatype,
     _handle: PhantomData<fn() -> H>,
 }
 
@@ -65,6 +68,7 @@ impl<'r, H> PvarBuilder<'r, H> {
             registry,
             info: PvarInfo::new(name, class, datatype),
             callbacks: None,
+            handle_datatype: datatype,
             _handle: PhantomData,
         }
     }
@@ -154,6 +158,29 @@ impl<'r, H> PvarBuilder<'r, H> {
 }
 
 impl<H: ComponentHandle> PvarBuilder<'_, H> {
+    /// Refuses a datatype override whose values the handle type cannot
+    /// hold: e.g. `level::<u64>()` over `MPI_DOUBLE` would keep integers in
+    /// cells a tool reads as `f64` bits. Unsigned widths may be swapped
+    /// (`MPI_UNSIGNED_LONG` for a `u64` counter), and TIMER cells hold
+    /// ticks whatever the datatype. Callback variables choose freely.
+    fn check_datatype(&self) -> Result<()> {
+        use crate::storage::Repr;
+        let (chosen, made_for) = (self.info.datatype, self.handle_datatype);
+        if self.callbacks.is_some()
+            || self.info.class == PvarClass::Timer
+            || Repr::of(chosen) == Repr::of(made_for)
+        {
+            return Ok(());
+        }
+        Err(Error::Registration(format!(
+            "pvar '{}' ({}): datatype {} does not fit the handle's value type ({})",
+            self.info.name,
+            self.info.class.c_name(),
+            chosen.c_name(),
+            made_for.c_name()
+        )))
+    }
+
     /// Registers an unbound variable and returns its component handle. If a
     /// variable with the same name, class and metadata exists, returns a
     /// handle to it (a reloaded component gets its old index and values).
@@ -167,6 +194,7 @@ impl<H: ComponentHandle> PvarBuilder<'_, H> {
                 self.info.bind.c_name()
             )));
         }
+        self.check_datatype()?;
         let registry = self.registry;
         let var = registry.register_pvar(self.info, self.callbacks)?;
         match &var.body {
@@ -186,6 +214,7 @@ impl<H: ComponentHandle> PvarBuilder<'_, H> {
                 self.info.name
             )));
         }
+        self.check_datatype()?;
         let registry = self.registry;
         let var = registry.register_pvar(self.info, self.callbacks)?;
         Ok(Bound::new(registry.clone(), var.index))

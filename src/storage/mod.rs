@@ -247,14 +247,15 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Kind::Sharded { slot, starts, .. } = &self.kind {
-            let len = if starts.is_some() {
-                2 * self.count
-            } else {
-                self.count
-            };
+        // TIMER ranges are not recycled: their start cells hold per-thread
+        // start ticks that no one can clear (each cell has one writer), and
+        // a later instance would inherit a running interval.
+        if let Kind::Sharded {
+            slot, starts: None, ..
+        } = &self.kind
+        {
             // Nobody holds this storage any more, so nobody updates it.
-            self.hot.cells.release(*slot, len);
+            self.hot.cells.release(*slot, self.count);
         }
     }
 }
