@@ -547,14 +547,7 @@ impl Registry {
     /// Async-signal-safe: yes, on an allocated session (walks the handle
     /// table with reader references; handles being freed are skipped).
     pub fn start_all(&self, session: SessionId) -> Result<()> {
-        self.for_all(session, |h| {
-            if h.continuous || h.is_started() {
-                return Ok(());
-            }
-            h.check_live(self.active(h.index))
-                .and_then(|_| h.start())
-                .map_err(|_| ErrorCode::PvarNoStartstop.into())
-        })
+        self.start_stop_all(session, true)
     }
 
     /// Stops every handle of the session (`ALL_HANDLES`): continuous and
@@ -562,12 +555,19 @@ impl Registry {
     ///
     /// Async-signal-safe: yes, on an allocated session.
     pub fn stop_all(&self, session: SessionId) -> Result<()> {
+        self.start_stop_all(session, false)
+    }
+
+    /// Starts (`start`) or stops every handle of the session that is neither
+    /// continuous nor already in that state; `PVAR_NO_STARTSTOP` if any
+    /// could not be.
+    fn start_stop_all(&self, session: SessionId, start: bool) -> Result<()> {
         self.for_all(session, |h| {
-            if h.continuous || !h.is_started() {
+            if h.continuous || h.is_started() == start {
                 return Ok(());
             }
             h.check_live(self.active(h.index))
-                .and_then(|_| h.stop())
+                .and_then(|_| if start { h.start() } else { h.stop() })
                 .map_err(|_| ErrorCode::PvarNoStartstop.into())
         })
     }

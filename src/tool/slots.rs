@@ -36,6 +36,29 @@ pub(crate) struct Slot<T> {
     data: UnsafeCell<Option<T>>,
 }
 
+impl<T> Slot<T> {
+    /// Moves the state word of this slot from `st` to `next(st)` with a CAS
+    /// loop, as long as it is LIVE with `generation`; `false` (and no change)
+    /// once it is not. Lock-free: a failed CAS means another thread changed
+    /// the word, i.e. made progress.
+    #[inline]
+    fn cas_live(&self, generation: u64, next: impl Fn(u64) -> u64, success: Ordering) -> bool {
+        let mut st = self.state.load(Ordering::Acquire);
+        loop {
+            if st & GEN_MASK != generation || st & LIVE == 0 {
+                return false;
+            }
+            match self
+                .state
+                .compare_exchange_weak(st, next(st), success, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(now) => st = now,
+            }
+        }
+    }
+}
+
 // SAFETY: `data` is written only by `alloc`/`free` while no reader can hold
 // a reference (the LIVE/reader protocol above), and read through shared
 // references by readers; `T: Send + Sync` makes both sound across threads.
@@ -120,20 +143,8 @@ impl<T: Send + Sync> SlotTable<T> {
     pub(crate) fn get(&self, key: u64) -> Option<Ref<'_, T>> {
         let (index, generation) = split(key)?;
         let slot = self.slots.get(index)?;
-        let mut st = slot.state.load(Ordering::Acquire);
-        loop {
-            if st & GEN_MASK != generation || st & LIVE == 0 {
-                return None;
-            }
-            match slot.state.compare_exchange_weak(
-                st,
-                st + READER,
-                Ordering::Acquire,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => break,
-                Err(now) => st = now,
-            }
+        if !slot.cas_live(generation, |st| st + READER, Ordering::Acquire) {
+            return None;
         }
         // SAFETY: we hold a reader reference on a LIVE slot: `free` cannot
         // take the data out until we drop it, and `alloc` only writes
@@ -151,20 +162,8 @@ impl<T: Send + Sync> SlotTable<T> {
     pub(crate) fn free(&self, key: u64) -> Option<T> {
         let (index, generation) = split(key)?;
         let slot = self.slots.get(index)?;
-        let mut st = slot.state.load(Ordering::Acquire);
-        loop {
-            if st & GEN_MASK != generation || st & LIVE == 0 {
-                return None;
-            }
-            match slot.state.compare_exchange_weak(
-                st,
-                st & !LIVE,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => break,
-                Err(now) => st = now,
-            }
+        if !slot.cas_live(generation, |st| st & !LIVE, Ordering::AcqRel) {
+            return None;
         }
         // Readers that got in before LIVE was cleared finish their bounded
         // operation; no new reader can enter.
