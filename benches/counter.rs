@@ -31,11 +31,14 @@
 
 use std::cell::Cell;
 use std::hint::black_box;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion};
+
+mod common;
+use common::{Padded, run_threads, timed};
 
 const THREADS: [usize; 2] = [1, 2];
 const CASES: [&str; 5] = [
@@ -49,46 +52,6 @@ const GROUP: &str = "counter_update";
 
 std::thread_local! {
     static TL: Cell<u64> = const { Cell::new(0) };
-}
-
-/// An atomic alone on its cache lines (two, for the adjacent-line
-/// prefetcher).
-#[repr(align(128))]
-struct Padded(AtomicU64);
-
-/// Runs `body(iters)` on `threads` threads started together; returns the
-/// slowest thread's time for its `iters` updates.
-fn run_threads<F>(threads: usize, iters: u64, body: F) -> Duration
-where
-    F: Fn(u64) -> Duration + Send + Sync + 'static,
-{
-    let body = Arc::new(body);
-    let barrier = Arc::new(Barrier::new(threads));
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let body = body.clone();
-            let barrier = barrier.clone();
-            std::thread::spawn(move || {
-                barrier.wait();
-                body(iters)
-            })
-        })
-        .collect();
-    handles
-        .into_iter()
-        .map(|h| h.join().expect("bench thread panicked"))
-        .max()
-        .unwrap_or_default()
-}
-
-/// Times `iters` calls of `op` on the calling thread.
-#[inline(always)]
-fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
-    let start = Instant::now();
-    for _ in 0..iters {
-        op();
-    }
-    start.elapsed()
 }
 
 fn measure(case: &str, threads: usize, iters: u64) -> Duration {

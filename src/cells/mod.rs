@@ -231,16 +231,17 @@ impl CellSpace {
     /// Async-signal-safe under the same conditions as `update`.
     #[inline]
     pub(crate) fn load_local(&self, slot: Slot) -> u64 {
-        let rec = match tls::cached_record(self.id) {
-            // SAFETY: as in `update`.
-            Some(rec) => unsafe { &*rec },
-            None => match self.local_record_if_exists() {
-                Some(rec) => rec,
-                None => return 0,
-            },
-        };
-        rec.cell(slot.chunk, slot.offset as usize)
+        self.local_cell_existing(slot)
             .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// The calling thread's cell at `slot`, allocating it on first use.
+    pub(crate) fn local_cell(&self, slot: Slot) -> &AtomicU64 {
+        // Touch the cell through the update path, which creates the record
+        // and chunk if needed; then the record cache points at them.
+        self.update(slot, |v| v);
+        self.local_cell_existing(slot)
+            .expect("the update above created this thread's cell")
     }
 
     /// The calling thread's existing cell at `slot`, if its record and chunk

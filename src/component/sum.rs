@@ -578,14 +578,3 @@ impl<T: Magnitude> Level<T> {
 
     common_methods!();
 }
-
-impl CellSpace {
-    /// The calling thread's cell at `slot`, allocating it on first use.
-    pub(crate) fn local_cell(&self, slot: Slot) -> &AtomicU64 {
-        // Touch the cell through the update path, which creates the record
-        // and chunk if needed; then the record cache points at them.
-        self.update(slot, |v| v);
-        self.local_cell_existing(slot)
-            .expect("the update above created this thread's cell")
-    }
-}

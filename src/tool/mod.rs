@@ -195,11 +195,14 @@ impl Registry {
     }
 
     fn check_session(&self, session: SessionId) -> Result<()> {
-        self.tool()
-            .sessions
-            .get(session.0)
-            .map(|_| ())
-            .ok_or(Error::invalid_session())
+        // A liveness check only: no reader reference (two read-modify-writes
+        // on the session's line) is needed, since every handle operation
+        // then takes the handle's own reference and checks its session.
+        if self.tool().sessions.is_live(session.0) {
+            Ok(())
+        } else {
+            Err(Error::invalid_session())
+        }
     }
 
     /// Allocates a handle for variable `index` in `session`

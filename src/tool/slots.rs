@@ -157,6 +157,18 @@ impl<T: Send + Sync> SlotTable<T> {
         Some(Ref { slot, data })
     }
 
+    /// Whether `key` names a live slot: one load, no reader reference (for
+    /// checks that need no access to the data). Async-signal-safe.
+    #[inline]
+    pub(crate) fn is_live(&self, key: u64) -> bool {
+        split(key).is_some_and(|(index, generation)| {
+            self.slots.get(index).is_some_and(|slot| {
+                let st = slot.state.load(Ordering::Acquire);
+                st & GEN_MASK == generation && st & LIVE != 0
+            })
+        })
+    }
+
     /// Frees slot `key` and returns its data. `None` if the key is not live.
     /// Waits for readers on other threads to finish. Not signal-safe.
     pub(crate) fn free(&self, key: u64) -> Option<T> {

@@ -635,11 +635,14 @@ fn print_table(r: &Report) {
         list(&r.timer_vs_quanta),
         list(&r.timer_vs_instant)
     );
-    if let Some(per) = r.read_ns_per_thread {
-        out += &format!(
-            "read: ≈ {:.1} ns per registered thread (from the two columns)\n",
-            per
-        );
+    match r.read_ns_per_thread {
+        Some(per) if per >= 0.0 => {
+            out += &format!("read: ≈ {per:.1} ns per registered thread (from the two columns)\n");
+        }
+        // The two columns differ by less than their noise: a negative
+        // slope means nothing, so say so rather than print it.
+        Some(_) => out += "read: the per-thread cost is below this run's noise\n",
+        None => {}
     }
     if let Some(load) = r.load.filter(|&l| l > r.cpus as f64 * 0.75) {
         out += &format!(
