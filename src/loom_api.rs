@@ -30,11 +30,11 @@ impl Cells {
     }
     /// Reserves one cell.
     pub fn alloc(&self) -> CellSlot {
-        CellSlot(self.0.alloc(1).expect("cell space").0)
+        CellSlot(self.0.alloc(1).expect("cell space"))
     }
     /// Reserves `len` consecutive cells; `slot.at(i)` names cell `i`.
     pub fn alloc_n(&self, len: usize) -> CellSlot {
-        CellSlot(self.0.alloc(len).expect("cell space").0)
+        CellSlot(self.0.alloc(len).expect("cell space"))
     }
     /// The owning thread's update (relaxed load + relaxed store).
     pub fn add(&self, slot: CellSlot, n: u64) {

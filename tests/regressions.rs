@@ -117,8 +117,9 @@ fn double_timer_beyond_2_pow_52_ticks() {
 /// (`Storage::new`, src/storage/mod.rs), which is only right when one
 /// thread ever wrote the range: with two threads the recycled instance
 /// reads NaN (or garbage) forever, in the component API and in every tool
-/// handle. Found while extending the model to bound variables. Fixed in
-/// `Storage::new` (an `f64` baseline from `sum_f64`).
+/// handle. Found while extending the model to bound variables. First fixed
+/// with an `f64` baseline from `sum_f64`; now recycled ranges are zeroed
+/// (see `recycled_range_changes_representation` below).
 #[test]
 fn recycled_f64_instance_starts_at_zero() {
     use pvar::{BindKind, ObjectRef};
@@ -145,6 +146,120 @@ fn recycled_f64_instance_starts_at_zero() {
     s.start(h).unwrap();
     second.add(1.0);
     assert_eq!(s.read_f64(h).unwrap(), 1.0);
+}
+
+/// A range released by a dropped `u64` storage went to the next allocation
+/// of the same length, whatever its representation, and the new `f64`
+/// storage took the old cells' `sum_f64` as its baseline: a cell holding
+/// the integer bits of a decremented `u64` level (`u64::MAX`) is NaN as a
+/// double, so the new variable read NaN forever (NaN − NaN). Found by the
+/// model-based test in CI (a bound COUNTER instance dropped, then a
+/// continuous `f64` AGGREGATE registered). Fixed in `CellSpace::release`:
+/// a released range is zeroed in every thread's record, and storages keep
+/// no baseline.
+#[test]
+fn recycled_range_changes_representation() {
+    use pvar::{BindKind, ObjectRef};
+    let reg = Registry::new();
+    let b = reg
+        .counter("msgs")
+        .bind(BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let inst = b.create_instance(1, 2).unwrap();
+    inst.add_at(0, u64::MAX); // the bits of a NaN as a double
+    inst.add_at(1, 1u64 << 62); // 2.0 as a double
+    let other = inst.clone();
+    std::thread::spawn(move || other.add_at(0, 3))
+        .join()
+        .unwrap();
+    b.drop_instance(1).unwrap();
+    drop(inst); // the 2-cell range is released
+    let agg = reg.aggregate::<f64>("bytes").count(2).register().unwrap();
+    assert_eq!(agg.get_at(0), 0.0);
+    assert_eq!(agg.get_at(1), 0.0);
+    let s = reg.session().unwrap();
+    let (h, n) = s.alloc(agg.index(), None).unwrap();
+    assert_eq!(n, 2);
+    s.start(h).unwrap();
+    agg.add_at(0, 0.5);
+    agg.add_at(1, 0.25);
+    let mut out = [0u64; 2];
+    s.read(h, &mut out).unwrap();
+    assert_eq!(out.map(f64::from_bits), [0.5, 0.25]);
+    // And back: an `f64` range recycled into a `u64` one starts at 0.
+    let bound_f = reg
+        .aggregate::<f64>("fbytes")
+        .bind(BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let fi = bound_f.create_instance(7, 3).unwrap();
+    fi.add_at(2, 1e300);
+    bound_f.drop_instance(7).unwrap();
+    drop(fi);
+    let c = reg.counter("after").count(3).register().unwrap();
+    assert_eq!(c.get_at(2), 0);
+    // A tool handle on the recycled range reads 0 too.
+    let d = reg
+        .counter("bound-after")
+        .bind(BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let _di = d.create_instance(9, 2).unwrap();
+    let (hd, _) = s
+        .alloc(d.index(), Some(ObjectRef::new(BindKind::Comm, 9)))
+        .unwrap();
+    s.start(hd).unwrap();
+    let mut both = [1u64; 2];
+    s.read(hd, &mut both).unwrap();
+    assert_eq!(both, [0, 0]);
+}
+
+/// Recycled `f64` ranges used to keep the old sum as a baseline that reads
+/// subtracted: a new instance's small increments vanished against a large
+/// old sum (`(1e17 + 1.0) − 1e17 == 0`). Fixed with zeroed ranges.
+#[test]
+fn recycled_f64_range_keeps_small_increments() {
+    let reg = Registry::new();
+    let b = reg
+        .aggregate::<f64>("bytes")
+        .bind(pvar::BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let first = b.create_instance(1, 1).unwrap();
+    first.add(1e17);
+    b.drop_instance(1).unwrap();
+    drop(first);
+    let second = b.create_instance(2, 1).unwrap();
+    second.add(1.0);
+    assert_eq!(second.get(), 1.0);
+}
+
+/// A TIMER instance dropped while one of its intervals was running on a
+/// thread: its range (with the start ticks) is recycled zeroed, so the next
+/// instance reads 0 and its first interval is measured from its own start.
+#[test]
+fn recycled_timer_range_has_no_running_interval() {
+    let reg = Registry::new();
+    let b = reg
+        .timer("wait")
+        .bind(pvar::BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let first = b.create_instance(1, 1).unwrap();
+    first.add_ticks_at(0, 1_000_000);
+    first.start(); // never stopped
+    b.drop_instance(1).unwrap();
+    drop(first);
+    let second = b.create_instance(2, 1).unwrap();
+    assert_eq!(second.get_seconds(), 0.0);
+    second.stop(); // no interval was started on this instance: no effect
+    assert_eq!(second.get_seconds(), 0.0);
 }
 
 /// A made-up cvar handle whose low 32 bits are 0 (e.g. `1 << 32`) makes

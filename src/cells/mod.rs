@@ -92,14 +92,14 @@ impl CellSpace {
         }
     }
 
-    /// Reserves `len` consecutive slots. A range given back earlier with the
-    /// same length is reused first: the caller must then treat the cells'
-    /// current sums as its baseline (see [`CellSpace::sum`]).
-    pub(crate) fn alloc(&self, len: usize) -> Result<(Slot, bool), &'static str> {
+    /// Reserves `len` consecutive slots, every cell of them zero in every
+    /// thread's record. A range given back earlier with the same length
+    /// (and zeroed then, see [`CellSpace::release`]) is reused first.
+    pub(crate) fn alloc(&self, len: usize) -> Result<Slot, &'static str> {
         let len = len.max(1);
         let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(slot) = a.free.get_mut(&len).and_then(Vec::pop) {
-            return Ok((slot, true));
+            return Ok(slot);
         }
         while a.next + len > chunk_cells(a.chunk) {
             if a.chunk + 1 >= CHUNKS {
@@ -113,14 +113,39 @@ impl CellSpace {
             offset: a.next as u32,
         };
         a.next += len;
-        Ok((slot, false))
+        Ok(slot)
     }
 
     /// Gives a range back for reuse by a later [`CellSpace::alloc`] of the
-    /// same length. The caller guarantees no thread updates it any more.
+    /// same length, after zeroing its cells in every thread's record and in
+    /// the orphan record, so that the next owner starts from zero whatever
+    /// its representation (`u64`, `f64` bits, timer start ticks).
+    ///
+    /// The caller guarantees that no thread updates or reads the range any
+    /// more (its storage is being dropped: every handle to it is gone).
+    /// Writing other threads' cells is then race-free, and the zeroes are
+    /// published to the next owner by the allocator's lock, which
+    /// [`CellSpace::alloc`] takes before handing the range out; a thread
+    /// only touches the range through a handle it received after that.
     pub(crate) fn release(&self, slot: Slot, len: usize) {
+        let len = len.max(1);
         let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
-        a.free.entry(len.max(1)).or_default().push(slot);
+        for i in 0..len {
+            let (chunk, offset) = (slot.chunk, slot.offset as usize + i);
+            for r in 0..self.records.len() {
+                if let Some(cell) = self
+                    .records
+                    .get(r)
+                    .and_then(|r| r.cell_acquire(chunk, offset))
+                {
+                    cell.store(0, Ordering::Relaxed);
+                }
+            }
+            if let Some(cell) = self.orphan.cell_acquire(chunk, offset) {
+                cell.store(0, Ordering::Relaxed);
+            }
+        }
+        a.free.entry(len).or_default().push(slot);
     }
 
     /// This space's id. Ids are never reused; a component handle caches the
@@ -362,22 +387,22 @@ mod tests {
     #[test]
     fn slots_never_straddle_a_chunk() {
         let space = CellSpace::new();
-        let (a, _) = space.alloc(60).unwrap();
-        let (b, _) = space.alloc(10).unwrap();
+        let a = space.alloc(60).unwrap();
+        let b = space.alloc(10).unwrap();
         assert_eq!((a.chunk.get(), a.offset), (0, 0));
         assert_eq!(
             (b.chunk.get(), b.offset),
             (1, 0),
             "60 + 10 > 64 cells of chunk 0"
         );
-        let (big, _) = space.alloc(1000).unwrap();
+        let big = space.alloc(1000).unwrap();
         assert!(chunk_cells(big.chunk.get()) >= big.offset as usize + 1000);
     }
 
     #[test]
     fn threads_sum_exactly_and_exited_threads_keep_counts() {
         let space = Arc::new(CellSpace::new());
-        let (slot, _) = space.alloc(1).unwrap();
+        let slot = space.alloc(1).unwrap();
         let handles: Vec<_> = (0..8)
             .map(|_| {
                 let space = space.clone();
@@ -411,13 +436,24 @@ mod tests {
     }
 
     #[test]
-    fn reused_range_is_reported() {
+    fn released_range_is_reused_and_zeroed() {
         let space = CellSpace::new();
-        let (a, fresh) = space.alloc(4).unwrap();
-        assert!(!fresh);
+        let a = space.alloc(4).unwrap();
+        // Values in this thread's record and in another (exited) thread's.
+        space.update(a.at(0), |v| v + 7);
+        space.update(a.at(3), |_| u64::MAX);
+        std::thread::scope(|s| {
+            s.spawn(|| space.update(a.at(1), |_| 2.5f64.to_bits()));
+        });
+        assert_eq!(space.sum(a.at(0)), 7);
         space.release(a, 4);
-        let (b, reused) = space.alloc(4).unwrap();
+        let b = space.alloc(4).unwrap();
         assert_eq!(a, b);
-        assert!(reused);
+        for i in 0..4 {
+            assert_eq!(space.sum(b.at(i)), 0, "cell {i}");
+            assert_eq!(space.sum_f64(b.at(i)), 0.0, "cell {i}");
+        }
+        // A different length does not take it.
+        assert_ne!(space.alloc(3).unwrap(), a);
     }
 }

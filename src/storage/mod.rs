@@ -87,8 +87,6 @@ pub(crate) enum Kind {
         slot: Slot,
         /// TIMER only: per-thread start ticks for `start`/`stop`.
         starts: Option<Slot>,
-        /// Sums the cells had when this range was (re)assigned.
-        baseline: Box<[u64]>,
     },
     Shared {
         cells: Box<[AtomicU64]>,
@@ -135,22 +133,11 @@ impl Storage {
         } else if class.is_sum() || class == PvarClass::Level {
             let timer = class == PvarClass::Timer;
             let len = if timer { 2 * count } else { count };
-            let (slot, reused) = hot.cells.alloc(len)?;
-            let baseline: Box<[u64]> = if reused {
-                // A recycled range: its cells hold the old instance's sums.
-                (0..count)
-                    .map(|i| match repr {
-                        Repr::Float => hot.cells.sum_f64(slot.at(i)).to_bits(),
-                        _ => hot.cells.sum(slot.at(i)),
-                    })
-                    .collect()
-            } else {
-                vec![0; count].into_boxed_slice()
-            };
+            // Fresh or recycled, the range is zero in every thread's record.
+            let slot = hot.cells.alloc(len)?;
             Kind::Sharded {
                 slot,
                 starts: timer.then(|| slot.at(count)),
-                baseline,
             }
         } else if class.is_watermark() {
             Kind::Watermark(Box::new(WatermarkStore::new(
@@ -187,13 +174,11 @@ impl Storage {
         #[cfg(loom)]
         crate::sync::signal::point();
         match &self.kind {
-            Kind::Sharded { slot, baseline, .. } => {
+            Kind::Sharded { slot, .. } => {
                 let cells = &self.hot.cells;
                 match self.repr {
-                    Repr::Float => {
-                        (cells.sum_f64(slot.at(i)) - f64::from_bits(baseline[i])).to_bits()
-                    }
-                    _ => cells.sum(slot.at(i)).wrapping_sub(baseline[i]),
+                    Repr::Float => cells.sum_f64(slot.at(i)).to_bits(),
+                    _ => cells.sum(slot.at(i)),
                 }
             }
             Kind::Shared { cells } => cells[i].load(Ordering::Relaxed),
@@ -247,15 +232,17 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        // TIMER ranges are not recycled: their start cells hold per-thread
-        // start ticks that no one can clear (each cell has one writer), and
-        // a later instance would inherit a running interval.
-        if let Kind::Sharded {
-            slot, starts: None, ..
-        } = &self.kind
-        {
-            // Nobody holds this storage any more, so nobody updates it.
-            self.hot.cells.release(*slot, self.count);
+        if let Kind::Sharded { slot, starts } = &self.kind {
+            // Every handle to this storage is gone, so no thread updates or
+            // reads the range any more: `release` may zero it (a TIMER's
+            // start ticks too, so no later instance inherits a running
+            // interval).
+            let len = if starts.is_some() {
+                2 * self.count
+            } else {
+                self.count
+            };
+            self.hot.cells.release(*slot, len);
         }
     }
 }

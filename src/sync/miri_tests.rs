@@ -16,8 +16,8 @@ use crate::sync::append_vec::AppendVec;
 #[test]
 fn cells_update_merge_exit_and_reuse() {
     let space = Arc::new(CellSpace::new());
-    let (a, _) = space.alloc(1).unwrap();
-    let (big, _) = space.alloc(100).unwrap(); // does not fit chunk 0
+    let a = space.alloc(1).unwrap();
+    let big = space.alloc(100).unwrap(); // does not fit chunk 0
     let b = big.at(99);
     let writers: Vec<_> = (0..3)
         .map(|_| {
