@@ -21,7 +21,7 @@ use crate::storage::watermark;
 pub struct Cells(CellSpace);
 
 /// One cell address (the same in every thread's record).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CellSlot(cells::Slot);
 
 impl Cells {
@@ -35,6 +35,11 @@ impl Cells {
     /// Reserves `len` consecutive cells; `slot.at(i)` names cell `i`.
     pub fn alloc_n(&self, len: usize) -> CellSlot {
         CellSlot(self.0.alloc(len).expect("cell space"))
+    }
+    /// Gives `len` cells at `slot` back, zeroing them in every record (the
+    /// caller guarantees nobody updates them any more).
+    pub fn release(&self, slot: CellSlot, len: usize) {
+        self.0.release(slot.0, len)
     }
     /// The owning thread's update (relaxed load + relaxed store).
     pub fn add(&self, slot: CellSlot, n: u64) {

@@ -97,3 +97,45 @@ fn orphan_updates_after_exit() {
         assert_eq!(cells.sum(slot), 22);
     });
 }
+
+/// A dropped variable's range is zeroed in every record and reused while
+/// another thread, which may be continuing in the released range's owner's
+/// record (its id reused), creates its record and chunk and updates the
+/// neighbouring cell of the same line. The zeroing never loses the
+/// neighbour's updates, and the range's next owner starts from exactly 0.
+#[test]
+fn released_range_is_zeroed_for_the_next_owner() {
+    model(|| {
+        let cells = Arc::new(Cells::new());
+        let old = cells.alloc();
+        let neighbour = cells.alloc();
+        let a = {
+            let cells = cells.clone();
+            spawn(move || {
+                cells.add(old, 5);
+                cells.add(neighbour, 1);
+            })
+        };
+        a.join().unwrap();
+        let b = {
+            let cells = cells.clone();
+            spawn(move || {
+                cells.add(neighbour, 1);
+                cells.add(neighbour, 1);
+            })
+        };
+        // `old`'s storage is dropped: nobody updates it any more.
+        cells.release(old, 1);
+        let new = cells.alloc();
+        assert_eq!(new, old, "the range is reused");
+        assert_eq!(cells.sum(new), 0, "a reused range starts at 0");
+        b.join().unwrap();
+        let c = {
+            let cells = cells.clone();
+            spawn(move || cells.add(new, 2))
+        };
+        c.join().unwrap();
+        assert_eq!(cells.sum(new), 2);
+        assert_eq!(cells.sum(neighbour), 3);
+    });
+}
