@@ -432,3 +432,33 @@ fn large_arrays_read_write_and_readreset_in_ranges() {
         "overflowing range"
     );
 }
+
+/// `tool_stats().reads` counts every successful read exactly, whether the
+/// reading thread counts in its own cell (it has updated a variable of the
+/// registry, so its record cache holds the registry's cell space) or in
+/// the shared fallback (it never has); failed reads are not counted.
+#[test]
+fn reads_served_are_counted_exactly_on_every_thread() {
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(c.index(), None).unwrap();
+    let before = reg.tool_stats().reads;
+    std::thread::scope(|scope| {
+        for updates_first in [true, false, true, false] {
+            let (c, s) = (&c, &s);
+            scope.spawn(move || {
+                if updates_first {
+                    c.inc();
+                }
+                for _ in 0..10_000 {
+                    s.read_u64(h).unwrap();
+                }
+                let mut two = [0u64; 2];
+                assert!(s.read(h, &mut two).is_ok());
+                assert!(s.read(h, &mut []).is_err(), "short buffer");
+            });
+        }
+    });
+    assert_eq!(reg.tool_stats().reads - before, 4 * 10_001);
+}

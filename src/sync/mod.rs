@@ -13,6 +13,7 @@
 pub(crate) mod append_vec;
 #[cfg(all(test, not(loom)))]
 mod miri_tests;
+pub(crate) mod striped;
 
 #[cfg(not(loom))]
 mod imp {

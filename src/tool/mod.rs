@@ -30,7 +30,7 @@ mod slots;
 use crate::error::{Error, ErrorCode, Result};
 use crate::kinds::{Datatype, ObjectRef};
 use crate::registry::Registry;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::striped::StripedCounter;
 use handle::HandleData;
 pub use session::Session;
 use slots::SlotTable;
@@ -83,7 +83,9 @@ struct SessionData;
 pub(crate) struct ToolState {
     sessions: SlotTable<SessionData>,
     handles: SlotTable<HandleData>,
-    reads: AtomicU64,
+    /// Reads served: striped, so that threads reading at once (sampling
+    /// signal handlers) do not share one counter's cache line.
+    reads: StripedCounter,
 }
 
 impl ToolState {
@@ -91,7 +93,7 @@ impl ToolState {
         Self {
             sessions: SlotTable::new(ErrorCode::OutOfSessions),
             handles: SlotTable::new(ErrorCode::OutOfHandles),
-            reads: AtomicU64::new(0),
+            reads: StripedCounter::new(),
         }
     }
 
@@ -99,7 +101,7 @@ impl ToolState {
         ToolStats {
             sessions: self.sessions.in_use(),
             handles: self.handles.in_use(),
-            reads: self.reads.load(Ordering::Relaxed),
+            reads: self.reads.total(),
         }
     }
 }
@@ -353,7 +355,7 @@ impl Registry {
             }
             h.check_live(self.active(h.index))?;
             h.read(0, &mut out[..h.count]);
-            self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            self.tool().reads.inc();
             Ok(())
         })
     }
@@ -376,7 +378,7 @@ impl Registry {
             h.check_live(self.active(h.index))?;
             h.read(first, out);
             if first == 0 {
-                self.tool().reads.fetch_add(1, Ordering::Relaxed);
+                self.tool().reads.inc();
             }
             Ok(())
         })
@@ -405,7 +407,7 @@ impl Registry {
         self.with_handle(session, handle, |h| {
             h.check_live(self.active(h.index))?;
             h.read(0, v);
-            self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            self.tool().reads.inc();
             Ok(())
         })
     }
@@ -489,7 +491,7 @@ impl Registry {
             }
             h.check_live(self.active(h.index))?;
             h.reset(0, h.count, Some(&mut out[..h.count]))?;
-            self.tool().reads.fetch_add(1, Ordering::Relaxed);
+            self.tool().reads.inc();
             Ok(())
         })
     }
@@ -518,7 +520,7 @@ impl Registry {
             let len = out.len();
             h.reset(first, len, Some(out))?;
             if first == 0 {
-                self.tool().reads.fetch_add(1, Ordering::Relaxed);
+                self.tool().reads.inc();
             }
             Ok(())
         })
