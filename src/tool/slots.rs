@@ -69,6 +69,8 @@ pub(crate) struct SlotTable<T> {
     free: Mutex<Vec<usize>>,
     in_use: AtomicUsize,
     exhausted: ErrorCode,
+    /// Slots never exceed this many ([`MAX_SLOTS`] outside tests).
+    capacity: usize,
 }
 
 /// A reader reference to a live slot's data; dropping it releases the slot.
@@ -97,13 +99,20 @@ fn split(key: u64) -> Option<(usize, u64)> {
 }
 
 impl<T: Send + Sync> SlotTable<T> {
-    /// A table whose exhaustion is reported as `exhausted`.
+    /// A table of at most [`MAX_SLOTS`] slots whose exhaustion is reported
+    /// as `exhausted`.
     pub(crate) fn new(exhausted: ErrorCode) -> Self {
+        Self::with_capacity(exhausted, MAX_SLOTS)
+    }
+
+    /// A table of at most `capacity` slots.
+    fn with_capacity(exhausted: ErrorCode, capacity: usize) -> Self {
         Self {
             slots: AppendVec::new(),
             free: Mutex::new(Vec::new()),
             in_use: AtomicUsize::new(0),
             exhausted,
+            capacity: capacity.min(MAX_SLOTS),
         }
     }
 
@@ -113,7 +122,7 @@ impl<T: Send + Sync> SlotTable<T> {
         let index = match reuse {
             Some(i) => i,
             None => {
-                if self.slots.len() >= MAX_SLOTS {
+                if self.slots.len() >= self.capacity {
                     return Err(Error::Code(self.exhausted));
                 }
                 self.slots.push(Slot {
@@ -234,6 +243,20 @@ mod tests {
         assert!(t.get(k2 + 1).is_none(), "wrong generation");
         assert!(t.get(u64::MAX).is_none());
         assert_eq!(t.in_use(), 1);
+    }
+
+    #[test]
+    fn exhaustion_reports_the_tables_code_and_free_makes_room() {
+        let t: SlotTable<u32> = SlotTable::with_capacity(ErrorCode::OutOfSessions, 2);
+        let a = t.alloc(1).unwrap();
+        let _b = t.alloc(2).unwrap();
+        let err = t.alloc(3).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::OutOfSessions);
+        assert_eq!(t.in_use(), 2, "a refused alloc takes nothing");
+        assert_eq!(t.free(a), Some(1));
+        let c = t.alloc(3).unwrap();
+        assert_eq!(*t.get(c).unwrap(), 3);
+        assert!(t.get(a).is_none(), "the reused slot's old key stays dead");
     }
 
     #[test]
