@@ -40,9 +40,12 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Padded, quick, run_threads, thread_counts, timed, timed_i};
+use common::{
+    Padded, aggregate_add, counter_inc, instant_pair, level_inc_dec, quanta_pair, quick,
+    run_threads, thread_counts, timed, timer_start_stop, watermark_update,
+};
 use criterion::{BenchmarkId, Criterion};
 
 const UPDATE_CASES: [&str; 17] = [
@@ -74,7 +77,6 @@ const TIMER_CASES: [&str; 4] = [
 ];
 
 std::thread_local! {
-    static TL: Cell<u64> = const { Cell::new(0) };
     static TL_F64: Cell<f64> = const { Cell::new(0.0) };
 }
 
@@ -160,14 +162,7 @@ fn watermark_with(handles: usize) -> (pvar::HighWatermark<u64>, Option<pvar::Ses
 fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
     let expect = threads as u64 * iters;
     match case {
-        "thread_local" => run_threads(threads, iters, |iters| {
-            TL.with(|c| {
-                timed(iters, || {
-                    let c = black_box(c);
-                    c.set(c.get() + 1);
-                })
-            })
-        }),
+        "thread_local" => common::thread_local_case(threads, iters),
         "thread_local_f64" => run_threads(threads, iters, |iters| {
             TL_F64.with(|c| {
                 timed(iters, || {
@@ -176,21 +171,8 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
                 })
             })
         }),
-        "atomic_owned" => run_threads(threads, iters, |iters| {
-            let a = Padded(AtomicU64::new(0));
-            timed(iters, || {
-                black_box(&a.0).fetch_add(1, Ordering::Relaxed);
-            })
-        }),
-        "atomic_shared" => {
-            let shared = Arc::new(Padded(AtomicU64::new(0)));
-            run_threads(threads, iters, move |iters| {
-                let a = &shared.0;
-                timed(iters, || {
-                    black_box(a).fetch_add(1, Ordering::Relaxed);
-                })
-            })
-        }
+        "atomic_owned" => common::atomic_owned_case(threads, iters),
+        "atomic_shared" => common::atomic_shared_case(threads, iters),
         "prometheus" => {
             let c = prometheus::IntCounter::new("bench_total", "bench").unwrap();
             let check = c.clone();
@@ -227,36 +209,13 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
             e.1 += expect;
             d
         }
-        "counter" | "counter_again" => {
-            let reg = pvar::Registry::new();
-            let c = reg.counter("bench_counter").register().unwrap();
-            let check = c.clone();
-            let d = run_threads(threads, iters, move |iters| {
-                c.inc(); // first touch: thread id, record, chunk
-                timed(iters, || black_box(&c).inc())
-            });
-            assert_eq!(check.get(), expect + threads as u64, "exact total");
-            d
-        }
-        "local_counter" => {
-            let reg = pvar::Registry::new();
-            let c = reg.counter("bench_local").register().unwrap();
-            let check = c.clone();
-            let d = run_threads(threads, iters, move |iters| {
-                let local = c.local(0);
-                timed(iters, || black_box(&local).inc())
-            });
-            assert_eq!(check.get(), expect, "exact total");
-            d
-        }
+        "counter" | "counter_again" => common::counter_case(threads, iters),
+        "local_counter" => common::local_counter_case(threads, iters),
         "aggregate_u64" => {
             let reg = pvar::Registry::new();
             let a = reg.aggregate::<u64>("bytes").register().unwrap();
             let check = a.clone();
-            let d = run_threads(threads, iters, move |iters| {
-                a.add(0);
-                timed(iters, || black_box(&a).add(black_box(3)))
-            });
+            let d = run_threads(threads, iters, move |iters| aggregate_add(&a, 3, iters));
             assert_eq!(check.get(), 3 * expect, "exact total");
             d
         }
@@ -264,10 +223,7 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
             let reg = pvar::Registry::new();
             let a = reg.aggregate::<f64>("secs").register().unwrap();
             let check = a.clone();
-            let d = run_threads(threads, iters, move |iters| {
-                a.add(0.0);
-                timed(iters, || black_box(&a).add(black_box(1.5)))
-            });
+            let d = run_threads(threads, iters, move |iters| aggregate_add(&a, 1.5, iters));
             assert_eq!(check.get(), 1.5 * expect as f64, "exact total");
             d
         }
@@ -275,17 +231,7 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
             let reg = pvar::Registry::new();
             let l = reg.level::<u64>("queue").register().unwrap();
             let check = l.clone();
-            let d = run_threads(threads, iters, move |iters| {
-                l.inc();
-                l.dec();
-                timed_i(iters, |i| {
-                    if i & 1 == 0 {
-                        black_box(&l).inc()
-                    } else {
-                        black_box(&l).dec()
-                    }
-                })
-            });
+            let d = run_threads(threads, iters, move |iters| level_inc_dec(&l, iters));
             assert_eq!(check.get(), threads as u64 * (iters & 1), "exact total");
             d
         }
@@ -296,19 +242,14 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
                 _ => 16,
             };
             let (w, session) = watermark_with(handles);
-            let d = run_threads(threads, iters, move |iters| {
-                timed_i(iters, |i| black_box(&w).update(i & 63))
-            });
+            let d = run_threads(threads, iters, move |iters| watermark_update(&w, iters));
             drop(session);
             d
         }
         "counter_1000h" => {
             let (_reg, c, sessions) = with_1000_handles();
             let check = c.clone();
-            let d = run_threads(threads, iters, move |iters| {
-                c.inc();
-                timed(iters, || black_box(&c).inc())
-            });
+            let d = run_threads(threads, iters, move |iters| counter_inc(&c, iters));
             assert_eq!(check.get(), expect + threads as u64, "exact total");
             drop(sessions); // the handles stayed started throughout
             d
@@ -322,39 +263,13 @@ fn measure_timer(case: &str, threads: usize, iters: u64) -> Duration {
         "quanta_pair" => {
             let clock = quanta::Clock::new();
             clock.raw();
-            run_threads(threads, iters, move |iters| {
-                let mut sum = 0u64;
-                let d = timed(iters, || {
-                    let c = black_box(&clock);
-                    let a = c.raw();
-                    let b = c.raw();
-                    sum = sum.wrapping_add(b.wrapping_sub(a));
-                });
-                black_box(sum);
-                d
-            })
+            run_threads(threads, iters, move |iters| quanta_pair(&clock, iters))
         }
-        "instant_pair" => run_threads(threads, iters, |iters| {
-            let mut sum = Duration::ZERO;
-            let d = timed(iters, || {
-                let a = black_box(Instant::now());
-                sum += a.elapsed();
-            });
-            black_box(sum);
-            d
-        }),
+        "instant_pair" => run_threads(threads, iters, instant_pair),
         "timer_start_stop" => {
             let reg = pvar::Registry::new();
             let t = reg.timer("section").register().unwrap();
-            run_threads(threads, iters, move |iters| {
-                t.start();
-                t.stop();
-                timed(iters, || {
-                    let t = black_box(&t);
-                    t.start();
-                    t.stop();
-                })
-            })
+            run_threads(threads, iters, move |iters| timer_start_stop(&t, iters))
         }
         "timer_scoped" => {
             let reg = pvar::Registry::new();
@@ -368,29 +283,29 @@ fn measure_timer(case: &str, threads: usize, iters: u64) -> Duration {
     }
 }
 
-fn bench(c: &mut Criterion) {
-    let threads = thread_counts();
-    let mut group = c.benchmark_group("update");
+/// One criterion group: every case on every thread count, as
+/// `<group>/<case>/<threads>`.
+fn group(
+    c: &mut Criterion,
+    name: &str,
+    cases: &[&'static str],
+    measure: fn(&str, usize, u64) -> Duration,
+) {
+    let mut group = c.benchmark_group(name);
     quick(&mut group);
-    for &t in &threads {
-        for case in UPDATE_CASES {
+    for t in thread_counts() {
+        for &case in cases {
             group.bench_with_input(BenchmarkId::new(case, t), &t, |b, &t| {
-                b.iter_custom(|iters| measure_update(case, t, iters))
+                b.iter_custom(|iters| measure(case, t, iters))
             });
         }
     }
     group.finish();
+}
 
-    let mut group = c.benchmark_group("timer");
-    quick(&mut group);
-    for &t in &threads {
-        for case in TIMER_CASES {
-            group.bench_with_input(BenchmarkId::new(case, t), &t, |b, &t| {
-                b.iter_custom(|iters| measure_timer(case, t, iters))
-            });
-        }
-    }
-    group.finish();
+fn bench(c: &mut Criterion) {
+    group(c, "update", &UPDATE_CASES, measure_update);
+    group(c, "timer", &TIMER_CASES, measure_timer);
 }
 
 fn report_lost() {

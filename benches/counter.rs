@@ -29,16 +29,11 @@
 //! case once per round, best round kept), whose ratios hold up best when the
 //! machine is shared with other work, since every case sees the same load.
 
-use std::cell::Cell;
-use std::hint::black_box;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion};
 
 mod common;
-use common::{Padded, run_threads, timed};
 
 const THREADS: [usize; 2] = [1, 2];
 const CASES: [&str; 5] = [
@@ -50,57 +45,13 @@ const CASES: [&str; 5] = [
 ];
 const GROUP: &str = "counter_update";
 
-std::thread_local! {
-    static TL: Cell<u64> = const { Cell::new(0) };
-}
-
 fn measure(case: &str, threads: usize, iters: u64) -> Duration {
     match case {
-        "thread_local" => run_threads(threads, iters, |iters| {
-            TL.with(|c| {
-                timed(iters, || {
-                    let c = black_box(c);
-                    c.set(c.get() + 1);
-                })
-            })
-        }),
-        "atomic_owned" => run_threads(threads, iters, |iters| {
-            let a = Padded(AtomicU64::new(0));
-            timed(iters, || {
-                black_box(&a.0).fetch_add(1, Ordering::Relaxed);
-            })
-        }),
-        "atomic_shared" => {
-            let shared = Arc::new(Padded(AtomicU64::new(0)));
-            run_threads(threads, iters, move |iters| {
-                let a = &shared.0;
-                timed(iters, || {
-                    black_box(a).fetch_add(1, Ordering::Relaxed);
-                })
-            })
-        }
-        "pvar_counter" => {
-            let reg = pvar::Registry::new();
-            let c = reg.counter("bench_counter").register().unwrap();
-            let check = c.clone();
-            let d = run_threads(threads, iters, move |iters| {
-                c.inc(); // first touch: thread id, record, chunk
-                timed(iters, || black_box(&c).inc())
-            });
-            assert_eq!(check.get(), threads as u64 * (iters + 1), "exact total");
-            d
-        }
-        "pvar_local" => {
-            let reg = pvar::Registry::new();
-            let c = reg.counter("bench_local").register().unwrap();
-            let check = c.clone();
-            let d = run_threads(threads, iters, move |iters| {
-                let local = c.local(0);
-                timed(iters, || black_box(&local).inc())
-            });
-            assert_eq!(check.get(), threads as u64 * iters, "exact total");
-            d
-        }
+        "thread_local" => common::thread_local_case(threads, iters),
+        "atomic_owned" => common::atomic_owned_case(threads, iters),
+        "atomic_shared" => common::atomic_shared_case(threads, iters),
+        "pvar_counter" => common::counter_case(threads, iters),
+        "pvar_local" => common::local_counter_case(threads, iters),
         _ => unreachable!("unknown case {case}"),
     }
 }
@@ -132,15 +83,21 @@ fn criterion_dir() -> std::path::PathBuf {
     "target/criterion".into()
 }
 
-/// Criterion's point estimate (ns per iteration) from its `estimates.json`:
-/// the slope of the linear fit (what criterion prints), else the mean.
-fn estimate_ns(case: &str, threads: usize) -> Option<f64> {
+/// The text of criterion's `new/<file>` of `case` on `threads` threads.
+fn read_result(case: &str, threads: usize, file: &str) -> Option<String> {
     let path = criterion_dir()
         .join(GROUP)
         .join(case)
         .join(threads.to_string())
-        .join("new/estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
+        .join("new")
+        .join(file);
+    std::fs::read_to_string(path).ok()
+}
+
+/// Criterion's point estimate (ns per iteration) from its `estimates.json`:
+/// the slope of the linear fit (what criterion prints), else the mean.
+fn estimate_ns(case: &str, threads: usize) -> Option<f64> {
+    let text = read_result(case, threads, "estimates.json")?;
     point_estimate(&text, "\"slope\"").or_else(|| point_estimate(&text, "\"mean\""))
 }
 
@@ -148,12 +105,7 @@ fn estimate_ns(case: &str, threads: usize) -> Option<f64> {
 /// `sample.json`: on a machine shared with other work, the least disturbed
 /// sample is the better estimate of the cost itself.
 fn best_sample_ns(case: &str, threads: usize) -> Option<f64> {
-    let path = criterion_dir()
-        .join(GROUP)
-        .join(case)
-        .join(threads.to_string())
-        .join("new/sample.json");
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = read_result(case, threads, "sample.json")?;
     let iters = number_array(&text, "\"iters\":")?;
     let times = number_array(&text, "\"times\":")?;
     iters
@@ -237,7 +189,7 @@ fn summary() {
 }
 
 fn main() {
-    let mut c = Criterion::default().configure_from_args();
+    let mut c = common::criterion();
     bench(&mut c);
     c.final_summary();
     // `cargo test --benches` runs this binary in test mode: no estimates.

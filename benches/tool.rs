@@ -20,62 +20,29 @@
 mod common;
 
 use std::hint::black_box;
-use std::sync::mpsc;
-use std::sync::{Arc, Barrier};
 
-use common::{quick, timed};
+use common::{ReadSetup, quick, read_setup, timed};
 use criterion::{BenchmarkId, Criterion};
 
 const READ_THREADS: [usize; 4] = [1, 2, 8, 32];
 const READ_ALL: [usize; 3] = [10, 1_000, 10_000];
 
-/// Starts `n` threads that each update `counter` once and then park until
-/// the returned sender is dropped.
-fn park_threads(
-    counter: &pvar::Counter,
-    n: usize,
-) -> (mpsc::Sender<()>, Vec<std::thread::JoinHandle<()>>) {
-    let (tx, rx) = mpsc::channel::<()>();
-    let rx = Arc::new(std::sync::Mutex::new(rx));
-    let ready = Arc::new(Barrier::new(n + 1));
-    let joins = (0..n)
-        .map(|_| {
-            let c = counter.clone();
-            let rx = rx.clone();
-            let ready = ready.clone();
-            std::thread::spawn(move || {
-                c.inc();
-                ready.wait();
-                // Parks: returns when the sender is dropped.
-                let _ = rx.lock().map(|r| r.recv());
-            })
-        })
-        .collect();
-    ready.wait();
-    (tx, joins)
-}
-
 fn read_one(c: &mut Criterion) {
     let mut group = c.benchmark_group("read_one");
     quick(&mut group);
     for n in READ_THREADS {
-        let reg = pvar::Registry::new();
-        let counter = reg.counter("sent").register().unwrap();
-        let session = reg.session().unwrap();
-        let (h, _) = session.alloc(counter.index(), None).unwrap();
-        session.start(h).unwrap();
-        let (tx, joins) = park_threads(&counter, n);
+        let ReadSetup {
+            session,
+            handle: h,
+            parked,
+        } = read_setup(n);
+        let reg = session.registry();
         assert_eq!(reg.thread_records(), n, "one record per parked thread");
         assert_eq!(session.read_u64(h).unwrap(), n as u64);
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter_custom(|iters| {
-                timed(iters, || {
-                    black_box(session.read_u64(black_box(h)).unwrap());
-                })
-            })
+            b.iter_custom(|iters| common::read_handle(&session, h, iters))
         });
-        drop(tx);
-        joins.into_iter().for_each(|j| j.join().unwrap());
+        drop(parked);
     }
     group.finish();
 }

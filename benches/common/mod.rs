@@ -1,16 +1,23 @@
-//! Helpers shared by the comparison benches (`alternatives`, `tool`,
-//! `compile_out`, `memory`): thread fan-out with a barrier, timed loops,
-//! the thread counts, criterion settings and the side-output directory
-//! that `scripts/bench.sh` reads.
+//! Helpers shared by the benches (`alternatives`, `counter`, `tool`,
+//! `compile_out`, `memory`): the timed loops, clock and thread fan-out of
+//! `pvar bench` (its `loops` module, included by path), the thread
+//! counts, criterion settings, the cases `alternatives` and `counter` both
+//! run, and the side-output directory that `scripts/bench.sh` reads.
 
 #![allow(dead_code)] // each bench uses a subset
 
 use std::path::PathBuf;
-use std::sync::{Arc, Barrier, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};
+
+#[path = "../../src/bin/pvar/bench/loops.rs"]
+mod loops;
+
+pub use loops::*;
 
 /// 1, 2 and `nproc` updating threads (deduplicated, in order).
 pub fn thread_counts() -> Vec<usize> {
@@ -37,89 +44,7 @@ pub fn run_threads<F>(threads: usize, iters: u64, body: F) -> Duration
 where
     F: Fn(u64) -> Duration + Send + Sync + 'static,
 {
-    let body = Arc::new(body);
-    let barrier = Arc::new(Barrier::new(threads));
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let body = body.clone();
-            let barrier = barrier.clone();
-            std::thread::spawn(move || {
-                barrier.wait();
-                body(iters)
-            })
-        })
-        .collect();
-    handles
-        .into_iter()
-        .map(|h| h.join().expect("bench thread panicked"))
-        .max()
-        .unwrap_or_default()
-}
-
-/// Which clock the timed loops read: wall time (`Instant`, the default)
-/// or, with `PVAR_BENCH_CLOCK=cpu`, the calling thread's CPU time
-/// (`CLOCK_THREAD_CPUTIME_ID`), which leaves out the time slices a thread
-/// loses to other processes on a shared, oversubscribed machine.
-pub fn cpu_clock() -> bool {
-    static MODE: OnceLock<bool> = OnceLock::new();
-    *MODE.get_or_init(|| std::env::var("PVAR_BENCH_CLOCK").is_ok_and(|v| v == "cpu"))
-}
-
-/// A start stamp of the selected clock.
-#[derive(Clone, Copy)]
-pub enum Stamp {
-    Wall(Instant),
-    Cpu(Duration),
-}
-
-fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-pointer; the clock id is a constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-impl Stamp {
-    #[inline(always)]
-    pub fn now() -> Self {
-        if cpu_clock() {
-            Stamp::Cpu(thread_cpu_time())
-        } else {
-            Stamp::Wall(Instant::now())
-        }
-    }
-
-    #[inline(always)]
-    pub fn elapsed(self) -> Duration {
-        match self {
-            Stamp::Wall(i) => i.elapsed(),
-            Stamp::Cpu(c) => thread_cpu_time().saturating_sub(c),
-        }
-    }
-}
-
-/// Times `iters` calls of `op` on the calling thread.
-#[inline(always)]
-pub fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
-    let start = Stamp::now();
-    for _ in 0..iters {
-        op();
-    }
-    start.elapsed()
-}
-
-/// Times `iters` calls of `op(i)` on the calling thread.
-#[inline(always)]
-pub fn timed_i(iters: u64, mut op: impl FnMut(u64)) -> Duration {
-    let start = Stamp::now();
-    for i in 0..iters {
-        op(i);
-    }
-    start.elapsed()
+    run_body(&(Arc::new(body) as Body), threads, iters)
 }
 
 /// Whether this run is a real benchmark run (`cargo bench`), not
@@ -142,12 +67,57 @@ pub fn side_output(name: &str, json: &str) {
     }
 }
 
-/// A criterion instance with the command line applied.
+/// A criterion instance with the command line applied, and the clock of
+/// the timed loops selected: wall time (`Instant`, the default) or, with
+/// `PVAR_BENCH_CLOCK=cpu`, the calling thread's CPU time
+/// (`CLOCK_THREAD_CPUTIME_ID`), which leaves out the time slices a thread
+/// loses to other processes on a shared, oversubscribed machine. Call it
+/// before anything is timed.
 pub fn criterion() -> Criterion {
+    set_cpu_clock(std::env::var("PVAR_BENCH_CLOCK").is_ok_and(|v| v == "cpu"));
     Criterion::default().configure_from_args()
 }
 
-/// An atomic alone on its cache lines (two, for the adjacent-line
-/// prefetcher).
-#[repr(align(128))]
-pub struct Padded<T>(pub T);
+// The cases `alternatives` (group `update`) and `counter` both run: each
+// returns the slowest of `threads` threads' time for `iters` updates; the
+// pvar cases check the exact total.
+
+/// A plain `thread_local!` `Cell<u64>` `+= 1`.
+pub fn thread_local_case(threads: usize, iters: u64) -> Duration {
+    run_threads(threads, iters, thread_local_inc)
+}
+
+/// `AtomicU64::fetch_add` on an atomic private to each thread (own cache
+/// lines).
+pub fn atomic_owned_case(threads: usize, iters: u64) -> Duration {
+    run_threads(threads, iters, |iters| {
+        let a = Padded(AtomicU64::new(0));
+        atomic_inc(&a.0, iters)
+    })
+}
+
+/// `AtomicU64::fetch_add` on one atomic shared by all threads.
+pub fn atomic_shared_case(threads: usize, iters: u64) -> Duration {
+    let shared = Arc::new(Padded(AtomicU64::new(0)));
+    run_threads(threads, iters, move |iters| atomic_inc(&shared.0, iters))
+}
+
+/// [`pvar::Counter::inc`].
+pub fn counter_case(threads: usize, iters: u64) -> Duration {
+    let reg = pvar::Registry::new();
+    let c = reg.counter("bench_counter").register().unwrap();
+    let check = c.clone();
+    let d = run_threads(threads, iters, move |iters| counter_inc(&c, iters));
+    assert_eq!(check.get(), threads as u64 * (iters + 1), "exact total");
+    d
+}
+
+/// [`pvar::LocalCounter::inc`] (`counter.local(0)` fetched once per thread).
+pub fn local_counter_case(threads: usize, iters: u64) -> Duration {
+    let reg = pvar::Registry::new();
+    let c = reg.counter("bench_local").register().unwrap();
+    let check = c.clone();
+    let d = run_threads(threads, iters, move |iters| local_counter_inc(&c, iters));
+    assert_eq!(check.get(), threads as u64 * iters, "exact total");
+    d
+}

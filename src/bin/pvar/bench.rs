@@ -14,14 +14,16 @@
 //! For the full comparison (prometheus, metrics-rs, handles, memory) run
 //! `scripts/bench.sh`.
 
-use std::cell::Cell;
-use std::hint::black_box;
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, mpsc};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+mod loops;
+
+use loops::{Body, Padded, run_body, set_cpu_clock};
 
 /// Options of `pvar bench`.
 #[derive(clap::Args)]
@@ -46,51 +48,6 @@ pub struct Args {
     cpu_time: bool,
 }
 
-/// Set from `--cpu-time` before anything is measured.
-static CPU_TIME: AtomicBool = AtomicBool::new(false);
-
-/// A start stamp: wall time, or the thread's CPU time with `--cpu-time`.
-#[derive(Clone, Copy)]
-enum Stamp {
-    Wall(Instant),
-    Cpu(Duration),
-}
-
-fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-pointer; the clock id is a constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-impl Stamp {
-    #[inline(always)]
-    fn now() -> Self {
-        if CPU_TIME.load(Ordering::Relaxed) {
-            Stamp::Cpu(thread_cpu_time())
-        } else {
-            Stamp::Wall(Instant::now())
-        }
-    }
-
-    #[inline(always)]
-    fn elapsed(self) -> Duration {
-        match self {
-            Stamp::Wall(i) => i.elapsed(),
-            Stamp::Cpu(c) => thread_cpu_time().saturating_sub(c),
-        }
-    }
-}
-
-/// A per-thread timed loop: given `iters`, returns the time of the loop.
-type Body = Arc<dyn Fn(u64) -> Duration + Send + Sync>;
-
 /// What a case measures with a given thread count.
 enum Plan {
     /// Run `Body` on every thread.
@@ -108,70 +65,8 @@ struct Case {
     make: fn(usize) -> Plan,
 }
 
-std::thread_local! {
-    static TL: Cell<u64> = const { Cell::new(0) };
-}
-
-#[repr(align(128))]
-struct Padded(AtomicU64);
-
-#[inline(always)]
-fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
-    let start = Stamp::now();
-    for _ in 0..iters {
-        op();
-    }
-    start.elapsed()
-}
-
-#[inline(always)]
-fn timed_i(iters: u64, mut op: impl FnMut(u64)) -> Duration {
-    let start = Stamp::now();
-    for i in 0..iters {
-        op(i);
-    }
-    start.elapsed()
-}
-
 fn body(f: impl Fn(u64) -> Duration + Send + Sync + 'static) -> Plan {
     Plan::Parallel(Arc::new(f))
-}
-
-/// Threads that update `counter` once and then wait until the guard
-/// (the returned sender and joins) is dropped.
-struct Parked {
-    tx: Option<mpsc::Sender<()>>,
-    joins: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Parked {
-    fn drop(&mut self) {
-        self.tx.take();
-        self.joins.drain(..).for_each(|j| {
-            let _ = j.join();
-        });
-    }
-}
-
-fn park(counter: &pvar::Counter, n: usize) -> Parked {
-    let (tx, rx) = mpsc::channel::<()>();
-    let rx = Arc::new(std::sync::Mutex::new(rx));
-    let ready = Arc::new(Barrier::new(n + 1));
-    let joins = (0..n)
-        .map(|_| {
-            let (c, rx, ready) = (counter.clone(), rx.clone(), ready.clone());
-            std::thread::spawn(move || {
-                c.inc();
-                ready.wait();
-                let _ = rx.lock().map(|r| r.recv());
-            })
-        })
-        .collect();
-    ready.wait();
-    Parked {
-        tx: Some(tx),
-        joins,
-    }
 }
 
 fn cases() -> Vec<Case> {
@@ -180,16 +75,7 @@ fn cases() -> Vec<Case> {
             key: "thread_local",
             label: "thread-local `+= 1`",
             group: "baseline",
-            make: |_| {
-                body(|iters| {
-                    TL.with(|c| {
-                        timed(iters, || {
-                            let c = black_box(c);
-                            c.set(c.get() + 1);
-                        })
-                    })
-                })
-            },
+            make: |_| body(loops::thread_local_inc),
         },
         Case {
             key: "atomic_shared",
@@ -197,11 +83,7 @@ fn cases() -> Vec<Case> {
             group: "baseline",
             make: |_| {
                 let a = Arc::new(Padded(AtomicU64::new(0)));
-                body(move |iters| {
-                    timed(iters, || {
-                        black_box(&a.0).fetch_add(1, Ordering::Relaxed);
-                    })
-                })
+                body(move |iters| loops::atomic_inc(&a.0, iters))
             },
         },
         Case {
@@ -210,10 +92,7 @@ fn cases() -> Vec<Case> {
             group: "update",
             make: |_| {
                 let c = pvar::Registry::new().counter("c").register().unwrap();
-                body(move |iters| {
-                    c.inc();
-                    timed(iters, || black_box(&c).inc())
-                })
+                body(move |iters| loops::counter_inc(&c, iters))
             },
         },
         Case {
@@ -222,10 +101,7 @@ fn cases() -> Vec<Case> {
             group: "update",
             make: |_| {
                 let c = pvar::Registry::new().counter("c").register().unwrap();
-                body(move |iters| {
-                    let l = c.local(0);
-                    timed(iters, || black_box(&l).inc())
-                })
+                body(move |iters| loops::local_counter_inc(&c, iters))
             },
         },
         Case {
@@ -233,14 +109,9 @@ fn cases() -> Vec<Case> {
             label: "AGGREGATE<u64> add",
             group: "update",
             make: |_| {
-                let a = pvar::Registry::new()
-                    .aggregate::<u64>("a")
-                    .register()
-                    .unwrap();
-                body(move |iters| {
-                    a.add(0);
-                    timed(iters, || black_box(&a).add(black_box(3)))
-                })
+                let reg = pvar::Registry::new();
+                let a = reg.aggregate::<u64>("a").register().unwrap();
+                body(move |iters| loops::aggregate_add(&a, 3, iters))
             },
         },
         Case {
@@ -248,14 +119,9 @@ fn cases() -> Vec<Case> {
             label: "AGGREGATE<f64> add",
             group: "update",
             make: |_| {
-                let a = pvar::Registry::new()
-                    .aggregate::<f64>("a")
-                    .register()
-                    .unwrap();
-                body(move |iters| {
-                    a.add(0.0);
-                    timed(iters, || black_box(&a).add(black_box(1.5)))
-                })
+                let reg = pvar::Registry::new();
+                let a = reg.aggregate::<f64>("a").register().unwrap();
+                body(move |iters| loops::aggregate_add(&a, 1.5, iters))
             },
         },
         Case {
@@ -264,17 +130,7 @@ fn cases() -> Vec<Case> {
             group: "update",
             make: |_| {
                 let l = pvar::Registry::new().level::<u64>("l").register().unwrap();
-                body(move |iters| {
-                    l.inc();
-                    l.dec();
-                    timed_i(iters, |i| {
-                        if i & 1 == 0 {
-                            black_box(&l).inc()
-                        } else {
-                            black_box(&l).dec()
-                        }
-                    })
-                })
+                body(move |iters| loops::level_inc_dec(&l, iters))
             },
         },
         Case {
@@ -282,11 +138,9 @@ fn cases() -> Vec<Case> {
             label: "HIGHWATERMARK update, no handle",
             group: "update",
             make: |_| {
-                let w = pvar::Registry::new()
-                    .high_watermark::<u64>("w")
-                    .register()
-                    .unwrap();
-                body(move |iters| timed_i(iters, |i| black_box(&w).update(i & 63)))
+                let reg = pvar::Registry::new();
+                let w = reg.high_watermark::<u64>("w").register().unwrap();
+                body(move |iters| loops::watermark_update(&w, iters))
             },
         },
         Case {
@@ -301,7 +155,7 @@ fn cases() -> Vec<Case> {
                 session.start(h).unwrap();
                 body(move |iters| {
                     let _keep = &session;
-                    timed_i(iters, |i| black_box(&w).update(i & 63))
+                    loops::watermark_update(&w, iters)
                 })
             },
         },
@@ -311,33 +165,14 @@ fn cases() -> Vec<Case> {
             group: "timer",
             make: |_| {
                 let clock = quanta::Clock::new();
-                body(move |iters| {
-                    let mut sum = 0u64;
-                    let d = timed(iters, || {
-                        let c = black_box(&clock);
-                        let a = c.raw();
-                        sum = sum.wrapping_add(c.raw().wrapping_sub(a));
-                    });
-                    black_box(sum);
-                    d
-                })
+                body(move |iters| loops::quanta_pair(&clock, iters))
             },
         },
         Case {
             key: "instant_pair",
             label: "std Instant pair",
             group: "timer",
-            make: |_| {
-                body(|iters| {
-                    let mut sum = Duration::ZERO;
-                    let d = timed(iters, || {
-                        let a = black_box(Instant::now());
-                        sum += a.elapsed();
-                    });
-                    black_box(sum);
-                    d
-                })
-            },
+            make: |_| body(loops::instant_pair),
         },
         Case {
             key: "timer",
@@ -345,15 +180,7 @@ fn cases() -> Vec<Case> {
             group: "timer",
             make: |_| {
                 let t = pvar::Registry::new().timer("t").register().unwrap();
-                body(move |iters| {
-                    t.start();
-                    t.stop();
-                    timed(iters, || {
-                        let t = black_box(&t);
-                        t.start();
-                        t.stop();
-                    })
-                })
+                body(move |iters| loops::timer_start_stop(&t, iters))
             },
         },
         Case {
@@ -361,17 +188,12 @@ fn cases() -> Vec<Case> {
             label: "read one handle (tool)",
             group: "read",
             make: |threads| {
-                let reg = pvar::Registry::new();
-                let c = reg.counter("c").register().unwrap();
-                let session = reg.session().unwrap();
-                let (h, _) = session.alloc(c.index(), None).unwrap();
-                session.start(h).unwrap();
-                let parked = park(&c, threads);
-                let read: Body = Arc::new(move |iters| {
-                    timed(iters, || {
-                        black_box(session.read_u64(black_box(h)).unwrap());
-                    })
-                });
+                let loops::ReadSetup {
+                    session,
+                    handle,
+                    parked,
+                } = loops::read_setup(threads);
+                let read: Body = Arc::new(move |iters| loops::read_handle(&session, handle, iters));
                 Plan::Single {
                     body: read,
                     _keep: Box::new(parked),
@@ -381,29 +203,10 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Runs `body` on `threads` threads together; the slowest thread's time.
-fn run_parallel(body: &Body, threads: usize, iters: u64) -> Duration {
-    let barrier = Arc::new(Barrier::new(threads));
-    let joins: Vec<_> = (0..threads)
-        .map(|_| {
-            let (body, barrier) = (body.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                body(iters)
-            })
-        })
-        .collect();
-    joins
-        .into_iter()
-        .map(|j| j.join().expect("bench thread panicked"))
-        .max()
-        .unwrap_or_default()
-}
-
 /// One run of `iters` iterations of `plan` on `threads` threads.
 fn run_once(plan: &Plan, threads: usize, iters: u64) -> Duration {
     match plan {
-        Plan::Parallel(b) => run_parallel(b, threads, iters),
+        Plan::Parallel(b) => run_body(b, threads, iters),
         Plan::Single { body, .. } => body(iters),
     }
 }
@@ -495,7 +298,7 @@ impl Progress {
 /// Runs `pvar bench`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let began = Instant::now();
-    CPU_TIME.store(args.cpu_time, Ordering::Relaxed);
+    set_cpu_clock(args.cpu_time);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let all = args.threads.unwrap_or(cpus).max(1);
     let mut threads = vec![1, all];

@@ -1,0 +1,282 @@
+//! The timed loops of `pvar bench`, shared with the criterion benches
+//! (`benches/common/mod.rs` includes this file by path): the clock, the
+//! thread fan-out, the parked threads of the read cases, and the
+//! per-thread loop of each baseline and update case.
+//!
+//! Every loop passes its object through `black_box` on every iteration,
+//! so each update really loads and stores (no hoisting, no merging) for
+//! every case alike. The loops that take a variable first update it once
+//! untimed (first touch: thread id, record, chunk).
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use pvar::component::Magnitude;
+
+/// Whether [`Stamp`] reads the thread's CPU time; set before anything is
+/// timed.
+static CPU_CLOCK: AtomicBool = AtomicBool::new(false);
+
+/// Selects the clock the timed loops read: wall time (`Instant`, the
+/// default) or the calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`),
+/// which leaves out the time slices a thread loses to other processes on
+/// a shared, oversubscribed machine.
+pub fn set_cpu_clock(on: bool) {
+    CPU_CLOCK.store(on, Ordering::Relaxed);
+}
+
+/// A start stamp of the selected clock.
+#[derive(Clone, Copy)]
+pub enum Stamp {
+    Wall(Instant),
+    Cpu(Duration),
+}
+
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+impl Stamp {
+    #[inline(always)]
+    pub fn now() -> Self {
+        if CPU_CLOCK.load(Ordering::Relaxed) {
+            Stamp::Cpu(thread_cpu_time())
+        } else {
+            Stamp::Wall(Instant::now())
+        }
+    }
+
+    #[inline(always)]
+    pub fn elapsed(self) -> Duration {
+        match self {
+            Stamp::Wall(i) => i.elapsed(),
+            Stamp::Cpu(c) => thread_cpu_time().saturating_sub(c),
+        }
+    }
+}
+
+/// Times `iters` calls of `op` on the calling thread.
+#[inline(always)]
+pub fn timed(iters: u64, mut op: impl FnMut()) -> Duration {
+    let start = Stamp::now();
+    for _ in 0..iters {
+        op();
+    }
+    start.elapsed()
+}
+
+/// Times `iters` calls of `op(i)` on the calling thread.
+#[inline(always)]
+pub fn timed_i(iters: u64, mut op: impl FnMut(u64)) -> Duration {
+    let start = Stamp::now();
+    for i in 0..iters {
+        op(i);
+    }
+    start.elapsed()
+}
+
+/// A per-thread timed loop: given `iters`, returns the time of the loop.
+pub type Body = Arc<dyn Fn(u64) -> Duration + Send + Sync>;
+
+/// Runs `body(iters)` on `threads` threads spawned together and lined up
+/// on a barrier; each thread times its own loop; returns the slowest
+/// thread's time. So a figure is *per operation per thread*: flat from 1
+/// to n threads means no contention.
+pub fn run_body(body: &Body, threads: usize, iters: u64) -> Duration {
+    let barrier = Arc::new(Barrier::new(threads));
+    let joins: Vec<_> = (0..threads)
+        .map(|_| {
+            let (body, barrier) = (body.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                body(iters)
+            })
+        })
+        .collect();
+    joins
+        .into_iter()
+        .map(|j| j.join().expect("bench thread panicked"))
+        .max()
+        .unwrap_or_default()
+}
+
+/// Threads that updated a counter once and wait until this guard is
+/// dropped (then they are joined): registered threads for the read cases.
+pub struct Parked {
+    tx: Option<mpsc::Sender<()>>,
+    joins: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        self.tx.take();
+        self.joins.drain(..).for_each(|j| {
+            let _ = j.join();
+        });
+    }
+}
+
+/// Starts `n` threads that each update `counter` once and then park until
+/// the returned guard is dropped; returns once all have updated.
+pub fn park(counter: &pvar::Counter, n: usize) -> Parked {
+    let (tx, rx) = mpsc::channel::<()>();
+    let rx = Arc::new(Mutex::new(rx));
+    let ready = Arc::new(Barrier::new(n + 1));
+    let joins = (0..n)
+        .map(|_| {
+            let (c, rx, ready) = (counter.clone(), rx.clone(), ready.clone());
+            std::thread::spawn(move || {
+                c.inc();
+                ready.wait();
+                // Parks: returns when the sender is dropped.
+                let _ = rx.lock().map(|r| r.recv());
+            })
+        })
+        .collect();
+    ready.wait();
+    Parked {
+        tx: Some(tx),
+        joins,
+    }
+}
+
+/// The setup of the read cases: a started COUNTER handle in a session,
+/// read while `parked` keeps the threads that updated the counter
+/// registered.
+pub struct ReadSetup {
+    pub session: pvar::Session,
+    pub handle: pvar::HandleId,
+    pub parked: Parked,
+}
+
+/// A fresh registry's COUNTER with a started handle, updated once by each
+/// of `threads` parked threads.
+pub fn read_setup(threads: usize) -> ReadSetup {
+    let reg = pvar::Registry::new();
+    let counter = reg.counter("sent").register().unwrap();
+    let session = reg.session().unwrap();
+    let (handle, _) = session.alloc(counter.index(), None).unwrap();
+    session.start(handle).unwrap();
+    let parked = park(&counter, threads);
+    ReadSetup {
+        session,
+        handle,
+        parked,
+    }
+}
+
+/// An atomic alone on its cache lines (two, for the adjacent-line
+/// prefetcher).
+#[repr(align(128))]
+pub struct Padded<T>(pub T);
+
+std::thread_local! {
+    static TL: Cell<u64> = const { Cell::new(0) };
+}
+
+/// `iters` × a plain `thread_local!` `Cell<u64>` `+= 1`: the physical
+/// limit, and the baseline of the ratios.
+pub fn thread_local_inc(iters: u64) -> Duration {
+    TL.with(|c| {
+        timed(iters, || {
+            let c = black_box(c);
+            c.set(c.get() + 1);
+        })
+    })
+}
+
+/// `iters` × `a.fetch_add(1, Relaxed)`.
+pub fn atomic_inc(a: &AtomicU64, iters: u64) -> Duration {
+    timed(iters, || {
+        black_box(a).fetch_add(1, Ordering::Relaxed);
+    })
+}
+
+/// `iters` × [`pvar::Counter::inc`], after one untimed `inc`.
+pub fn counter_inc(c: &pvar::Counter, iters: u64) -> Duration {
+    c.inc();
+    timed(iters, || black_box(c).inc())
+}
+
+/// `iters` × [`pvar::LocalCounter::inc`] on `c.local(0)`, fetched once.
+pub fn local_counter_inc(c: &pvar::Counter, iters: u64) -> Duration {
+    let local = c.local(0);
+    timed(iters, || black_box(&local).inc())
+}
+
+/// `iters` × `a.add(x)`, after one untimed `add` of zero.
+pub fn aggregate_add<T: Magnitude>(a: &pvar::Aggregate<T>, x: T, iters: u64) -> Duration {
+    a.add(T::from_bits(0));
+    timed(iters, || black_box(a).add(black_box(x)))
+}
+
+/// `iters` updates of a LEVEL, `inc` and `dec` alternately, after one
+/// untimed `inc` + `dec`.
+pub fn level_inc_dec(l: &pvar::Level<u64>, iters: u64) -> Duration {
+    l.inc();
+    l.dec();
+    timed_i(iters, |i| {
+        if i & 1 == 0 {
+            black_box(l).inc()
+        } else {
+            black_box(l).dec()
+        }
+    })
+}
+
+/// `iters` × `w.update(i & 63)`.
+pub fn watermark_update(w: &pvar::HighWatermark<u64>, iters: u64) -> Duration {
+    timed_i(iters, |i| black_box(w).update(i & 63))
+}
+
+/// `iters` intervals of two raw `quanta` reads.
+pub fn quanta_pair(clock: &quanta::Clock, iters: u64) -> Duration {
+    let mut sum = 0u64;
+    let d = timed(iters, || {
+        let c = black_box(clock);
+        let a = c.raw();
+        let b = c.raw();
+        sum = sum.wrapping_add(b.wrapping_sub(a));
+    });
+    black_box(sum);
+    d
+}
+
+/// `iters` × `Instant::now()` + `elapsed()`.
+pub fn instant_pair(iters: u64) -> Duration {
+    let mut sum = Duration::ZERO;
+    let d = timed(iters, || {
+        let a = black_box(Instant::now());
+        sum += a.elapsed();
+    });
+    black_box(sum);
+    d
+}
+
+/// `iters` × [`pvar::Timer::start`] + `stop`, after one untimed pair.
+pub fn timer_start_stop(t: &pvar::Timer, iters: u64) -> Duration {
+    t.start();
+    t.stop();
+    timed(iters, || {
+        let t = black_box(t);
+        t.start();
+        t.stop();
+    })
+}
+
+/// `iters` × [`pvar::Session::read_u64`] of handle `h`.
+pub fn read_handle(session: &pvar::Session, h: pvar::HandleId, iters: u64) -> Duration {
+    timed(iters, || {
+        black_box(session.read_u64(black_box(h)).unwrap());
+    })
+}
