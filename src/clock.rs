@@ -69,11 +69,41 @@ impl Clock {
         self.inner.delta_as_nanos(0, ticks)
     }
 
-    /// Converts nanoseconds to ticks (approximately: the inverse of the
-    /// calibration). Async-signal-safe.
-    #[inline]
+    /// Converts nanoseconds to ticks: the smallest tick count that
+    /// [`Clock::ticks_to_nanos`] maps to at least `nanos`, so that a value
+    /// written in nanoseconds reads back unchanged (exactly, whenever the
+    /// clock has at least one tick per nanosecond, as TSCs and the mock
+    /// clock do). Async-signal-safe: arithmetic and a few bounded steps.
     pub fn nanos_to_ticks(&self, nanos: u64) -> u64 {
-        (nanos as f64 / self.nanos_per_tick) as u64
+        // The calibration's estimate, then correct it against the exact
+        // (truncating) forward conversion, whose rounding it cannot see.
+        let mut t = (nanos as f64 / self.nanos_per_tick).round() as u64;
+        for _ in 0..8 {
+            let n = self.ticks_to_nanos(t);
+            if n == nanos {
+                break;
+            }
+            let step = ((nanos as f64 - n as f64) / self.nanos_per_tick).round() as i64;
+            let step = if step == 0 {
+                if n < nanos { 1 } else { -1 }
+            } else {
+                step
+            };
+            t = t.saturating_add_signed(step);
+        }
+        // Smallest such count: step down while the count below still
+        // reaches `nanos`, up while this one falls short (a few ticks at
+        // most after the loop above; bounded to stay signal-safe).
+        for _ in 0..64 {
+            if t > 0 && self.ticks_to_nanos(t - 1) >= nanos {
+                t -= 1;
+            } else if self.ticks_to_nanos(t) < nanos && t < u64::MAX {
+                t += 1;
+            } else {
+                break;
+            }
+        }
+        t
     }
 
     /// Converts a duration to ticks.

@@ -4,7 +4,10 @@
 //! test here, and the model and the C fuzzer skip what triggers it while
 //! their `SKIP_KNOWN_BUGS` is true.
 
-use pvar::Registry;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pvar::{Callbacks, Datatype, PvarClass, Registry};
 
 /// A started high-watermark handle must never read lower than it did
 /// before without a tool write or reset. Found by `model_based`: a write
@@ -289,4 +292,130 @@ fn made_up_cvar_handle_with_zero_slot_is_invalid_handle() {
             Err(ErrorCode::InvalidHandle)
         );
     }
+}
+
+/// A TIMER computed by callback read garbage: `Storage::new` gave every
+/// TIMER the unsigned (tick) representation and `Storage::to_output`
+/// converted every TIMER value from ticks, but a callback returns values in
+/// its datatype's units (`f64` bits of seconds for `MPI_DOUBLE`). A handle
+/// then subtracted bit patterns as integers and converted them as ticks
+/// (1 s -> 3 s read 6755399 s). Found in review. Fixed in
+/// src/storage/mod.rs: callback timers keep their datatype's representation
+/// and are not converted.
+#[test]
+fn callback_double_timer_reads_seconds() {
+    let (clock, _time) = pvar::Clock::mock();
+    let reg = Registry::with_clock(clock);
+    let secs = Arc::new(AtomicU64::new(1.0f64.to_bits()));
+    let s2 = secs.clone();
+    let v = reg
+        .callback_pvar(
+            "cb_timer",
+            PvarClass::Timer,
+            Datatype::Double,
+            Callbacks::new(move |_, _| s2.load(Ordering::Relaxed)),
+        )
+        .readonly(true)
+        .atomic(false)
+        .register()
+        .unwrap();
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(v.index(), None).unwrap();
+    s.start(h).unwrap();
+    secs.store(3.0f64.to_bits(), Ordering::Relaxed);
+    let got = s.read_f64(h).unwrap();
+    assert_eq!(got, 2.0, "callback timer 1 s -> 3 s read {got} s");
+}
+
+/// The continuous form of the previous bug, on the real clock (10 s ->
+/// 10.5 s read ~108420 s).
+#[test]
+fn callback_double_timer_continuous() {
+    let reg = Registry::new();
+    let secs = Arc::new(AtomicU64::new(10.0f64.to_bits()));
+    let s2 = secs.clone();
+    let v = reg
+        .callback_pvar(
+            "cb_timer_cont",
+            PvarClass::Timer,
+            Datatype::Double,
+            Callbacks::new(move |_, _| s2.load(Ordering::Relaxed)),
+        )
+        .readonly(true)
+        .continuous(true)
+        .atomic(false)
+        .register()
+        .unwrap();
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(v.index(), None).unwrap();
+    secs.store(10.5f64.to_bits(), Ordering::Relaxed);
+    let got = s.read_f64(h).unwrap();
+    assert_eq!(got, 0.5, "callback timer 10 s -> 10.5 s read {got} s");
+}
+
+/// A Rust tool read of an `MPI_UNSIGNED` SUM variable returned the 64-bit
+/// sum of the cells (8589934590 after adding `u32::MAX` twice), while the
+/// component's `get` and the C interface wrapped at 32 bits. Found in
+/// review. Fixed in `Storage::to_output`: `MPI_UNSIGNED` wraps at 32 bits.
+#[test]
+fn u32_aggregate_tool_read_fits_the_datatype() {
+    let reg = Registry::new();
+    let a = reg.aggregate::<u32>("agg_u32").register().unwrap();
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(a.index(), None).unwrap();
+    s.start(h).unwrap();
+    a.add(u32::MAX);
+    a.add(u32::MAX);
+    let tool = s.read_u64(h).unwrap();
+    assert_eq!(
+        tool,
+        a.get() as u64,
+        "tool read {tool} vs component get {} (datatype MPI_UNSIGNED)",
+        a.get()
+    );
+}
+
+/// On the real clock a TIMER value written by a tool read back 1 ns low
+/// (0.5 s read 0.499999999 s; 1 ns read 0), and `Timer::add_elapsed(1 µs)`
+/// read 999 ns: `Clock::nanos_to_ticks` truncated a float division and the
+/// read path truncates quanta's fixed-point conversion. The model and the
+/// other tests use the mock clock (ticks = ns), so nothing saw it. Found in
+/// review. Fixed in src/clock.rs: `nanos_to_ticks` is the exact right
+/// inverse of `ticks_to_nanos`.
+#[test]
+fn timer_write_read_round_trip_real_clock() {
+    let reg = Registry::new();
+    let t = reg
+        .timer("t_ns")
+        .datatype(Datatype::UnsignedLongLong)
+        .register()
+        .unwrap();
+    let td = reg.timer("t_s").register().unwrap();
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(t.index(), None).unwrap();
+    let (hd, _) = s.alloc(td.index(), None).unwrap();
+    let mut bad = Vec::new();
+    for v in [1u64, 7, 999, 1_000_000_007, 123_456_789_012, 1 << 40] {
+        s.write(h, &[v]).unwrap();
+        let got = s.read_u64(h).unwrap();
+        if got != v {
+            bad.push(format!("ns: wrote {v} read {got}"));
+        }
+    }
+    for v in [0.5f64, 1.25, 3.0, 1e-9, 1234.5] {
+        s.write(hd, &[v.to_bits()]).unwrap();
+        let got = s.read_f64(hd).unwrap();
+        if got != v {
+            bad.push(format!("s: wrote {v} read {got}"));
+        }
+    }
+    // The component side converts the same way: `Timer::add_elapsed`.
+    let (ha, _) = s.alloc(t.index(), None).unwrap();
+    s.start(ha).unwrap();
+    t.add_elapsed(std::time::Duration::from_nanos(1_000));
+    let got = s.read_u64(ha).unwrap();
+    if got != 1_000 {
+        bad.push(format!("add_elapsed(1 us): read {got} ns"));
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
 }

@@ -219,6 +219,12 @@ impl Registry {
     /// callbacks support: e.g. `.readonly(false)` needs a write callback for
     /// classes without per-handle state.
     ///
+    /// Values are in the datatype's units and are handed to tools
+    /// unconverted: a TIMER's read callback returns seconds (`f64` bits) for
+    /// `MPI_DOUBLE` and nanoseconds for the unsigned datatypes, not clock
+    /// ticks; SUM classes (COUNTER, AGGREGATE, TIMER) must return a running
+    /// total, from which handles take their start/stop differences.
+    ///
     /// ```
     /// use pvar::{Callbacks, Datatype, PvarClass, Registry};
     /// use std::sync::atomic::{AtomicU64, Ordering};

@@ -122,8 +122,10 @@ impl Storage {
     ) -> Result<Storage, &'static str> {
         // TIMER cells count integer clock ticks whatever the datatype a tool
         // reads (seconds as a double, or nanoseconds): the conversion happens
-        // on output, so the representation is always unsigned.
-        let repr = if class == PvarClass::Timer {
+        // on output, so the representation is unsigned. A callback TIMER
+        // instead returns values in its datatype's units (seconds as a
+        // double, or nanoseconds), which tools read unconverted.
+        let repr = if class == PvarClass::Timer && callback.is_none() {
             Repr::Unsigned
         } else {
             Repr::of(datatype)
@@ -189,10 +191,14 @@ impl Storage {
 
     /// Converts a cell-representation value of this storage to the value a
     /// tool reads: ticks become nanoseconds (unsigned timers) or seconds
-    /// (double timers); a LEVEL's signed sum is clamped at zero.
+    /// (double timers); a LEVEL's signed sum is clamped at zero; a 4-byte
+    /// unsigned datatype (`MPI_UNSIGNED`) wraps at 32 bits, as the
+    /// component's own `get` and the C interface do. Callback variables
+    /// return their datatype's units: neither converted nor clamped.
     pub(crate) fn to_output(&self, v: u64) -> u64 {
-        match self.class {
-            PvarClass::Timer => {
+        let callback = matches!(self.kind, Kind::Callback { .. });
+        let v = match self.class {
+            PvarClass::Timer if !callback => {
                 let nanos = self.hot.clock.ticks_to_nanos(v);
                 if self.datatype == Datatype::Double {
                     (nanos as f64 / 1e9).to_bits()
@@ -200,9 +206,7 @@ impl Storage {
                     nanos
                 }
             }
-            PvarClass::Level
-                if self.repr == Repr::Unsigned && !matches!(self.kind, Kind::Callback { .. }) =>
-            {
+            PvarClass::Level if self.repr == Repr::Unsigned && !callback => {
                 // Per-thread deltas: a merged sum can be transiently negative.
                 if (v as i64) < 0 { 0 } else { v }
             }
@@ -211,13 +215,18 @@ impl Storage {
                 if f < 0.0 { 0f64.to_bits() } else { v }
             }
             _ => v,
+        };
+        if self.datatype == Datatype::Unsigned {
+            v & u64::from(u32::MAX)
+        } else {
+            v
         }
     }
 
     /// Converts a tool-written value to cell representation (inverse of
     /// [`Storage::to_output`] for timers).
     pub(crate) fn to_cells(&self, v: u64) -> u64 {
-        if self.class == PvarClass::Timer {
+        if self.class == PvarClass::Timer && !matches!(self.kind, Kind::Callback { .. }) {
             let nanos = if self.datatype == Datatype::Double {
                 (f64::from_bits(v) * 1e9).max(0.0) as u64
             } else {

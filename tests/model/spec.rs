@@ -456,7 +456,8 @@ impl Model {
     }
 
     /// The values as `read` returns them: datatype bits; TIMER nanoseconds
-    /// (or seconds as a double); a LEVEL clamped at 0.
+    /// (or seconds as a double); a LEVEL clamped at 0; `MPI_UNSIGNED`
+    /// wrapped at 32 bits.
     fn output(&self, h: usize, vals: Vec<Val>) -> Vec<u64> {
         let meta = self.meta_of(h);
         vals.into_iter()
@@ -467,6 +468,13 @@ impl Model {
                 (PvarClass::Level, Val::I(x)) if (x as i64) < 0 => 0,
                 (PvarClass::Level, Val::F(x)) if x < 0.0 => 0f64.to_bits(),
                 _ => v.bits(),
+            })
+            .map(|bits| {
+                if meta.datatype == Datatype::Unsigned {
+                    bits & u64::from(u32::MAX)
+                } else {
+                    bits
+                }
             })
             .collect()
     }
