@@ -326,6 +326,16 @@ impl CellSpace {
     /// and async-signal-safe: atomic loads only.
     #[inline]
     pub(crate) fn for_each_cell(&self, slot: Slot, mut f: impl FnMut(u64)) {
+        self.for_each_record_cell(slot, &mut f);
+        if let Some(cell) = self.orphan.cell_acquire(slot.chunk, slot.offset as usize) {
+            f(cell.load(Ordering::Relaxed));
+        }
+    }
+
+    /// As [`CellSpace::for_each_cell`], without the orphan record: the
+    /// cells of the thread records only.
+    #[inline]
+    fn for_each_record_cell(&self, slot: Slot, mut f: impl FnMut(u64)) {
         let (chunk, offset) = (slot.chunk, slot.offset as usize);
         let n = self.records.len();
         for i in 0..n {
@@ -337,8 +347,61 @@ impl CellSpace {
                 f(cell.load(Ordering::Relaxed));
             }
         }
-        if let Some(cell) = self.orphan.cell_acquire(chunk, offset) {
-            f(cell.load(Ordering::Relaxed));
+    }
+
+    /// Allocates the orphan record's chunk that holds `slot`, so that
+    /// [`CellSpace::set_total`] on that slot never takes `orphan_lock` nor
+    /// allocates. Call it where allocating is allowed (a LEVEL handle's
+    /// creation). Costs one chunk per chunk holding a LEVEL, once per space.
+    pub(crate) fn prepare_orphan(&self, slot: Slot) {
+        self.orphan_cell(slot.chunk, slot.offset as usize);
+    }
+
+    /// Makes the sum of the cell at `slot` over all threads equal to `x`
+    /// (`f64` bits when `float`), as of the moment of the store, without
+    /// touching any thread's cell: stores `x − (sum of the thread records'
+    /// cells)` into the **orphan** record's cell with a compare-and-swap
+    /// loop, re-reading the thread cells on each attempt.
+    ///
+    /// Why it is exact (the basis of `Level::set`):
+    /// - The thread cells are written only by their owners' `inc`/`dec`
+    ///   (±1 steps: integers, exact in `f64` below 2^53), so `x − sum` is
+    ///   the only rounding, and none when it is representable (any `x`
+    ///   while no thread holds a delta).
+    /// - Concurrent `set_total`s on the slot all end with a CAS on the same
+    ///   cell, whose result does not depend on the value it replaces: the
+    ///   last CAS in the cell's modification order determines the total,
+    ///   `x_last + (thread-cell changes it did not see)`. With no
+    ///   concurrent `inc`/`dec` that is exactly `x_last`; a concurrent
+    ///   `inc`/`dec` counts as before the set (seen in the sum: cancelled)
+    ///   or after it (not seen: added on top). An exiting thread's update
+    ///   of the orphan cell (a CAS add in `update_slow`) is ordered the
+    ///   same way: before the set's CAS, overwritten; after it, added.
+    /// - A signal handler that interrupts this on the same thread and sets
+    ///   the slot makes the interrupted CAS fail; it retries and wins:
+    ///   the later-completing set wins, as between threads.
+    ///
+    /// Lock-free (some CAS always succeeds) and async-signal-safe once the
+    /// orphan chunk exists ([`CellSpace::prepare_orphan`]); before that the
+    /// first call creates it under `orphan_lock`. Needs no thread id: also
+    /// correct from an exiting thread. O(thread records) per attempt.
+    pub(crate) fn set_total(&self, slot: Slot, x: u64, float: bool) {
+        let cell = self.orphan_cell(slot.chunk, slot.offset as usize);
+        let mut old = cell.load(Ordering::Relaxed);
+        loop {
+            let new = if float {
+                let mut others = 0.0;
+                self.for_each_record_cell(slot, |v| others += f64::from_bits(v));
+                (f64::from_bits(x) - others).to_bits()
+            } else {
+                let mut others = 0u64;
+                self.for_each_record_cell(slot, |v| others = others.wrapping_add(v));
+                x.wrapping_sub(others)
+            };
+            match cell.compare_exchange_weak(old, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
         }
     }
 

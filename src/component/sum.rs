@@ -486,10 +486,14 @@ impl Drop for TimerGuard<'_> {
 /// Kept as per-thread deltas, so `inc`/`dec` are as cheap as a counter
 /// update and exact across threads; a tool reads their sum (clamped at 0:
 /// a sum of per-thread snapshots can be transiently negative when one thread
-/// removes what another has just added). `set` adds the difference to the
-/// current sum (a merged read: O(threads)).
+/// removes what another has just added). `set` writes one shared cell per
+/// element (the cell space's orphan cell) with a compare-and-swap, so that
+/// the sum becomes the value set; see [`Level::set_at`] for its exact
+/// guarantees.
 ///
-/// Async-signal-safe: as [`Counter`].
+/// Async-signal-safe: as [`Counter`]; `set`/`set_at` too (a lock-free
+/// compare-and-swap loop; the shared cell is allocated when the handle is
+/// created), also when the handler interrupts a `set` of the same element.
 pub struct Level<T: Magnitude> {
     core: Sharded,
     _t: PhantomData<T>,
@@ -506,8 +510,15 @@ impl<T: Magnitude> Clone for Level<T> {
 
 impl<T: Magnitude> FromStorage for Level<T> {
     fn from_storage(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
+        let core = Sharded::new(registry, index, storage);
+        if ENABLED {
+            // `set` writes the orphan record's cell: allocate its chunk now
+            // (registration may allocate), so that `set` never does. The
+            // storage's elements never straddle a chunk: one call covers all.
+            core.cells().prepare_orphan(core.slot);
+        }
         Self {
-            core: Sharded::new(registry, index, storage),
+            core,
             _t: PhantomData,
         }
     }
@@ -548,21 +559,56 @@ impl<T: Magnitude> Level<T> {
         self.delta(i, -1.0, u64::MAX);
     }
 
-    /// Sets element 0 to `x`.
+    /// Sets element 0 to `x`. See [`Level::set_at`].
     pub fn set(&self, x: T) {
         self.set_at(0, x);
     }
 
-    /// Sets element `i` to `x`: adds `x − current` to this thread's delta.
+    /// Sets element `i` to `x`.
+    ///
+    /// The level is the sum of every thread's delta cell (written only by
+    /// its own thread's `inc`/`dec`) and of one shared cell per element
+    /// (the cell space's orphan cell, which also takes the updates of
+    /// exiting threads). `set_at` stores `x − (sum of the thread cells)`
+    /// into the shared cell with a compare-and-swap loop that re-reads the
+    /// thread cells on each attempt. It writes no thread's delta.
+    ///
+    /// Guarantees:
+    /// - **Sets are last-writer-wins, also when they race**: every set ends
+    ///   with a CAS on the same cell whose new value does not depend on the
+    ///   old one, so the set whose CAS comes last in that cell's
+    ///   modification order determines the level. With no `inc`/`dec`
+    ///   running at the same time, the level is then exactly that set's
+    ///   `x`: two threads setting 100 and 200 at once leave 100 or 200,
+    ///   never 300. Sets ordered by the component (one setting thread, or
+    ///   sets under the component's lock) therefore leave the last value
+    ///   set in that order.
+    /// - **`inc`/`dec` are always exact**: each one counts once. One that
+    ///   races with a set counts as if it came before the set (the set saw
+    ///   it and cancels it) or after it (added on top); which is
+    ///   unspecified. One that happens-before the set (same thread, or
+    ///   ordered by a lock or another release/acquire) is always before it.
+    /// - **`f64` precision**: the thread cells hold integers (±1 steps,
+    ///   exact below 2^53), so the only rounding is `x − (their sum)`:
+    ///   none when no thread holds a nonzero delta (then any `x` is read
+    ///   back bit-exactly, e.g. `set(1e17)` then `set(3.0)` reads 3.0), nor
+    ///   when the difference is representable (e.g. deltas summing to 5,
+    ///   `set(2.5)` reads 2.5).
+    ///
+    /// Cost: O(thread records) loads and one CAS (more if sets race).
+    /// Async-signal-safe once the handle exists (its creation allocated the
+    /// shared cell): no lock, no allocation, no thread-local; a handler that
+    /// interrupts a set of the same element on the same thread makes the
+    /// interrupted CAS fail and retry, so the set that completes last wins.
+    /// Works on an exiting thread as well (it needs no thread id).
     pub fn set_at(&self, i: usize, x: T) {
-        let cur = self.core.merged(i);
-        let bits = x.to_bits();
-        if self.core.repr == Repr::Float {
-            let d = f64::from_bits(bits) - f64::from_bits(cur);
-            self.core.update(i, |v| (f64::from_bits(v) + d).to_bits());
-        } else {
-            let d = bits.wrapping_sub(cur);
-            self.core.update(i, |v| v.wrapping_add(d));
+        if ENABLED {
+            self.core.check(i);
+            self.core.cells().set_total(
+                self.core.slot.at(i),
+                x.to_bits(),
+                self.core.repr == Repr::Float,
+            );
         }
     }
 
