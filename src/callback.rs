@@ -9,14 +9,32 @@
 
 use std::fmt;
 
-/// What a notify function is told.
+/// What a notify function is told, about one tool handle at a time (as
+/// Open MPI's `mca_base_pvar` notify: bind, start, stop, free).
+///
+/// The sequence a handle produces:
+///
+/// - allocation: [`Bind`](Notify::Bind) (object `None` for an unbound
+///   variable), then, for a **continuous** variable, whose handles run from
+///   allocation, [`Start`](Notify::Start);
+/// - each tool `start` / `stop` of a non-continuous handle:
+///   [`Start`](Notify::Start) / [`Stop`](Notify::Stop);
+/// - free (`handle_free`, or freeing its session): [`Stop`](Notify::Stop)
+///   if the handle is still started (always for a continuous one), then
+///   [`Free`](Notify::Free).
+///
+/// So a continuous handle hears `Bind, Start, Stop, Free`, and a
+/// non-continuous one `Bind, (Start, Stop)*, Free`. An allocation refused
+/// after `Bind` (no element count for the object, no free handle slot) is
+/// undone with the same ending (`Stop` if started, `Free`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Notify {
-    /// A handle is being bound to the object; return its element count.
+    /// A handle is being bound (allocated); for a bound variable, return
+    /// the object's element count (ignored for an unbound variable).
     Bind,
-    /// A handle was started.
+    /// A handle was started (by the tool, or at allocation if continuous).
     Start,
-    /// A handle was stopped.
+    /// A handle was stopped (by the tool, or at free if still started).
     Stop,
     /// A handle was freed.
     Free,
@@ -30,10 +48,18 @@ type NotifyFn = dyn Fn(Notify, Option<u64>) -> Option<usize> + Send + Sync;
 ///
 /// - `read(object, element)` returns element `element` of the variable for
 ///   the bound object's handle value (`None` when unbound).
-/// - `write(object, element, value)` stores a value a tool wrote.
-/// - `notify(event, object)` is called on bind / start / stop / free; on
-///   [`Notify::Bind`] it returns the element count for that object
-///   (`None` keeps the registered count; required for per-object counts).
+/// - `write(object, element, value)` stores a value a tool wrote. A
+///   callback variable may be registered writable (`readonly(false)`) only
+///   with a write function, except in the SUM classes (COUNTER, AGGREGATE,
+///   TIMER), whose handles keep their own accum/offset over the values
+///   `read` returns. Callback HIGH/LOWWATERMARKs have no per-handle mark:
+///   register them `readonly(true)`, or `readonly(false)` with a write
+///   function and `atomic(false)`; their class defaults (writable, atomic)
+///   are refused.
+/// - `notify(event, object)` is called on bind / start / stop / free (see
+///   [`Notify`] for the sequence); on [`Notify::Bind`] it returns the
+///   element count for that object (`None` keeps the registered count;
+///   required for per-object counts).
 ///
 /// The engine calls `read` from wherever a tool reads, which may be a
 /// signal handler: keep it lock- and allocation-free if sampling tools are

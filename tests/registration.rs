@@ -417,3 +417,281 @@ fn registries_are_isolated() {
     assert!(!r1.ptr_eq(&r2));
     assert!(r1.ptr_eq(&r1.clone()));
 }
+
+/// Every class with `datatype`s a typed builder accepts: `MPI_INT` for
+/// STATE, `MPI_DOUBLE` for PERCENTAGE and TIMER, `MPI_UNSIGNED_LONG_LONG`
+/// otherwise.
+const CLASSES: [(PvarClass, Datatype); 10] = [
+    (PvarClass::State, Datatype::Int),
+    (PvarClass::Level, Datatype::UnsignedLongLong),
+    (PvarClass::Size, Datatype::UnsignedLongLong),
+    (PvarClass::Percentage, Datatype::Double),
+    (PvarClass::HighWatermark, Datatype::UnsignedLongLong),
+    (PvarClass::LowWatermark, Datatype::UnsignedLongLong),
+    (PvarClass::Counter, Datatype::UnsignedLongLong),
+    (PvarClass::Aggregate, Datatype::UnsignedLongLong),
+    (PvarClass::Timer, Datatype::Double),
+    (PvarClass::Generic, Datatype::UnsignedLongLong),
+];
+
+/// How the variable's values are kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Storage {
+    /// Engine storage, through the class's typed builder.
+    Engine,
+    /// A callback variable with only a read function.
+    ReadCallback,
+    /// A callback variable with read and write functions.
+    ReadWriteCallback,
+}
+
+/// Registers `name` with the given storage and the flags that are `Some`
+/// (the class defaults otherwise); returns the index.
+fn register_flags(
+    reg: &Registry,
+    name: &str,
+    (class, dt): (PvarClass, Datatype),
+    storage: Storage,
+    readonly: Option<bool>,
+    atomic: Option<bool>,
+) -> pvar::Result<usize> {
+    use PvarClass as C;
+    macro_rules! flags {
+        ($b:expr) => {{
+            let mut b = $b;
+            if let Some(r) = readonly {
+                b = b.readonly(r);
+            }
+            if let Some(a) = atomic {
+                b = b.atomic(a);
+            }
+            b.register().map(|h| h.index())
+        }};
+    }
+    match storage {
+        Storage::Engine => match class {
+            C::State => flags!(reg.state(name)),
+            C::Level => flags!(reg.level::<u64>(name)),
+            C::Size => flags!(reg.size::<u64>(name)),
+            C::Percentage => flags!(reg.percentage(name)),
+            C::HighWatermark => flags!(reg.high_watermark::<u64>(name)),
+            C::LowWatermark => flags!(reg.low_watermark::<u64>(name)),
+            C::Counter => flags!(reg.counter(name)),
+            C::Aggregate => flags!(reg.aggregate::<u64>(name)),
+            C::Timer => flags!(reg.timer(name)),
+            C::Generic => flags!(reg.generic::<u64>(name)),
+        },
+        Storage::ReadCallback | Storage::ReadWriteCallback => {
+            let mut cb = Callbacks::new(|_, _| 5);
+            if storage == Storage::ReadWriteCallback {
+                cb = cb.with_write(|_, _, _| {});
+            }
+            flags!(reg.callback_pvar(name, class, dt, cb))
+        }
+    }
+}
+
+/// Whether a tool write can work: the SUM classes and engine watermarks keep
+/// per-handle state; every other variable writes through a write callback.
+fn writable(class: PvarClass, storage: Storage) -> bool {
+    let sum = matches!(
+        class,
+        PvarClass::Counter | PvarClass::Aggregate | PvarClass::Timer
+    );
+    let watermark = matches!(class, PvarClass::HighWatermark | PvarClass::LowWatermark);
+    sum || (watermark && storage == Storage::Engine) || storage == Storage::ReadWriteCallback
+}
+
+/// Whether `readreset` has per-handle state to reset.
+fn resettable(class: PvarClass, storage: Storage) -> bool {
+    let sum = matches!(
+        class,
+        PvarClass::Counter | PvarClass::Aggregate | PvarClass::Timer
+    );
+    let watermark = matches!(class, PvarClass::HighWatermark | PvarClass::LowWatermark);
+    sum || (watermark && storage == Storage::Engine)
+}
+
+#[test]
+fn writable_only_where_a_tool_write_works() {
+    let reg = Registry::new();
+    let cases = [
+        (
+            "generic_writable",
+            register_flags(
+                &reg,
+                "generic_writable",
+                (PvarClass::Generic, Datatype::UnsignedLongLong),
+                Storage::Engine,
+                Some(false),
+                None,
+            ),
+        ),
+        (
+            "cb_high_no_write_fn",
+            register_flags(
+                &reg,
+                "cb_high_no_write_fn",
+                (PvarClass::HighWatermark, Datatype::UnsignedLongLong),
+                Storage::ReadCallback,
+                Some(false),
+                None,
+            ),
+        ),
+        (
+            "cb_low_no_write_fn",
+            register_flags(
+                &reg,
+                "cb_low_no_write_fn",
+                (PvarClass::LowWatermark, Datatype::Double),
+                Storage::ReadCallback,
+                Some(false),
+                None,
+            ),
+        ),
+        (
+            "cb_high_atomic",
+            register_flags(
+                &reg,
+                "cb_high_atomic",
+                (PvarClass::HighWatermark, Datatype::UnsignedLongLong),
+                Storage::ReadWriteCallback,
+                Some(false),
+                Some(true),
+            ),
+        ),
+    ];
+    for (name, r) in cases {
+        let msg = registration_message(r.expect_err(name));
+        assert!(msg.contains(&format!("'{name}'")), "{name}: {msg}");
+    }
+    assert_eq!(reg.num_pvars(), 0, "nothing was registered");
+
+    // A callback watermark has no per-handle mark: its class defaults
+    // (writable, atomic) are refused; read-only it registers.
+    let r = register_flags(
+        &reg,
+        "cb_high",
+        (PvarClass::HighWatermark, Datatype::UnsignedLongLong),
+        Storage::ReadCallback,
+        None,
+        None,
+    );
+    let msg = registration_message(r.unwrap_err());
+    assert!(msg.contains("write callback"), "{msg}");
+    let ro = register_flags(
+        &reg,
+        "cb_high",
+        (PvarClass::HighWatermark, Datatype::UnsignedLongLong),
+        Storage::ReadCallback,
+        Some(true),
+        None,
+    )
+    .unwrap();
+    let info = reg.pvar_info(ro).unwrap();
+    assert!(info.readonly && !info.atomic, "{info:?}");
+    // With a write callback it may be writable, and the write reaches it.
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let w2 = written.clone();
+    let rw = reg
+        .callback_pvar(
+            "cb_high_rw",
+            PvarClass::HighWatermark,
+            Datatype::UnsignedLongLong,
+            Callbacks::new(|_, _| 42)
+                .with_write(move |_, _, v| w2.store(v, std::sync::atomic::Ordering::Relaxed)),
+        )
+        .readonly(false)
+        .atomic(false)
+        .register()
+        .unwrap();
+    assert!(!reg.pvar_info(rw.index()).unwrap().readonly);
+    let s = reg.session().unwrap();
+    let (h, _) = s.alloc(rw.index(), None).unwrap();
+    s.write(h, &[7]).unwrap();
+    assert_eq!(written.load(std::sync::atomic::Ordering::Relaxed), 7);
+    // An engine GENERIC stays read-only, as before.
+    let g = reg.generic::<u64>("generic").register().unwrap();
+    assert!(reg.pvar_info(g.index()).unwrap().readonly);
+}
+
+/// For every class, storage kind and flag combination that registers, what
+/// `get_info` reports is what the tool calls do: `readonly = 0` exactly
+/// when write and reset succeed, `atomic = 1` exactly when readreset does;
+/// and a flag the variable cannot honour is refused at registration.
+#[test]
+fn get_info_matches_write_and_reset_for_every_class_and_storage_kind() {
+    let reg = Registry::new();
+    let s = reg.session().unwrap();
+    let mut n = 0;
+    for (ci, &cd) in CLASSES.iter().enumerate() {
+        let (class, dt) = cd;
+        for storage in [
+            Storage::Engine,
+            Storage::ReadCallback,
+            Storage::ReadWriteCallback,
+        ] {
+            for readonly in [None, Some(true), Some(false)] {
+                for atomic in [None, Some(true), Some(false)] {
+                    n += 1;
+                    let name = format!("v{ci}_{n}");
+                    let what = format!(
+                        "{} {storage:?} readonly={readonly:?} atomic={atomic:?}",
+                        class.c_name()
+                    );
+                    let r = register_flags(&reg, &name, cd, storage, readonly, atomic);
+                    // The flags asked for, over the class defaults
+                    // (`readonly(true)` also clears `atomic`).
+                    let history = resettable(class, Storage::Engine);
+                    let ro = readonly.unwrap_or(!history);
+                    let at = atomic.unwrap_or(history && readonly != Some(true));
+                    let honourable = (ro || writable(class, storage))
+                        && (!at || (!ro && resettable(class, storage)));
+                    let Ok(index) = r else {
+                        let msg = registration_message(r.unwrap_err());
+                        assert!(msg.contains(&format!("'{name}'")), "{what}: {msg}");
+                        assert!(!honourable, "{what}: refused: {msg}");
+                        continue;
+                    };
+                    assert!(honourable, "{what}: registered");
+                    let info = reg.pvar_info(index).unwrap();
+                    if !info.readonly {
+                        assert!(writable(class, storage), "{what}: {info:?}");
+                    }
+                    if info.atomic {
+                        assert!(resettable(class, storage), "{what}: {info:?}");
+                    }
+                    let (h, count) = s.alloc(index, None).unwrap();
+                    let one = if dt == Datatype::Double {
+                        1.0f64.to_bits()
+                    } else {
+                        1
+                    };
+                    let values = vec![one; count];
+                    let mut out = vec![0u64; count];
+                    let write = s.write(h, &values);
+                    let reset = s.reset(h);
+                    let readreset = s.readreset(h, &mut out);
+                    if info.readonly {
+                        assert_eq!(write.map_err(|e| e.code()), Err(ErrorCode::PvarNoWrite));
+                        assert_eq!(reset.map_err(|e| e.code()), Err(ErrorCode::PvarNoWrite));
+                        assert!(readreset.is_err(), "{what}");
+                    } else {
+                        assert_eq!(write.map_err(|e| e.code()), Ok(()), "{what}: write");
+                        assert_eq!(reset.map_err(|e| e.code()), Ok(()), "{what}: reset");
+                    }
+                    if info.atomic {
+                        assert_eq!(readreset.map_err(|e| e.code()), Ok(()), "{what}");
+                    } else if !info.readonly {
+                        assert_eq!(
+                            readreset.map_err(|e| e.code()),
+                            Err(ErrorCode::PvarNoAtomic),
+                            "{what}"
+                        );
+                    }
+                    s.free(h).unwrap();
+                }
+            }
+        }
+    }
+}

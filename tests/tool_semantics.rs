@@ -462,3 +462,142 @@ fn reads_served_are_counted_exactly_on_every_thread() {
     });
     assert_eq!(reg.tool_stats().reads - before, 4 * 10_001);
 }
+
+/// Notifications heard, with their object.
+type Heard = Arc<std::sync::Mutex<Vec<(Notify, Option<u64>)>>>;
+
+/// A callback variable whose notify function records every event with its
+/// object (Bind gives 2 elements per bound object); returns the variable's
+/// index and the record.
+fn recording_callback_var(
+    reg: &Registry,
+    name: &str,
+    class: PvarClass,
+    continuous: bool,
+    bind: Option<BindKind>,
+) -> (usize, Heard) {
+    let events = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let cb = Callbacks::new(|_, _| 3).with_notify(move |n, obj| {
+        ev.lock().unwrap().push((n, obj));
+        (n == Notify::Bind && obj.is_some()).then_some(2)
+    });
+    let b = reg
+        .callback_pvar(name, class, Datatype::UnsignedLongLong, cb)
+        .continuous(continuous);
+    let index = match bind {
+        None => b.register().unwrap().index(),
+        Some(kind) => b.bind(kind).register_bound().unwrap().index(),
+    };
+    (index, events)
+}
+
+#[test]
+fn continuous_callback_handle_hears_bind_start_at_alloc_and_stop_free_at_free() {
+    use Notify::{Bind, Free, Start, Stop};
+    let reg = Registry::new();
+    for class in [PvarClass::Counter, PvarClass::Level, PvarClass::Generic] {
+        // Unbound: the object is None.
+        let (v, events) = recording_callback_var(&reg, "cont", class, true, None);
+        let s = reg.session().unwrap();
+        let (h, _) = s.alloc(v, None).unwrap();
+        assert!(reg.is_started(s.id(), h).unwrap(), "runs from allocation");
+        assert_eq!(*events.lock().unwrap(), [(Bind, None), (Start, None)]);
+        assert!(s.start(h).is_err() && s.stop(h).is_err());
+        s.free(h).unwrap();
+        assert_eq!(
+            *events.lock().unwrap(),
+            [(Bind, None), (Start, None), (Stop, None), (Free, None)],
+            "{class:?}"
+        );
+        // Bound: each event names the object.
+        let (v, events) =
+            recording_callback_var(&reg, "cont_bound", class, true, Some(BindKind::Comm));
+        let (h, count) = s.alloc(v, Some(ObjectRef::new(BindKind::Comm, 9))).unwrap();
+        assert_eq!(count, 2, "Bind decides the count");
+        s.free(h).unwrap();
+        let o = Some(9);
+        assert_eq!(
+            *events.lock().unwrap(),
+            [(Bind, o), (Start, o), (Stop, o), (Free, o)],
+            "{class:?}"
+        );
+        // Freeing the session frees the handle: same ending.
+        s.alloc(v, Some(ObjectRef::new(BindKind::Comm, 4))).unwrap();
+        events.lock().unwrap().clear();
+        drop(s);
+        assert_eq!(
+            *events.lock().unwrap(),
+            [(Stop, Some(4)), (Free, Some(4))],
+            "{class:?}"
+        );
+    }
+}
+
+#[test]
+fn non_continuous_callback_handle_hears_start_and_stop_when_the_tool_asks() {
+    use Notify::{Bind, Free, Start, Stop};
+    let reg = Registry::new();
+    for class in [PvarClass::Counter, PvarClass::Generic] {
+        let (v, events) = recording_callback_var(&reg, "ctl", class, false, None);
+        let s = reg.session().unwrap();
+        // Never started: no Start, no Stop.
+        let (h, _) = s.alloc(v, None).unwrap();
+        assert!(!reg.is_started(s.id(), h).unwrap());
+        assert_eq!(*events.lock().unwrap(), [(Bind, None)]);
+        s.free(h).unwrap();
+        assert_eq!(*events.lock().unwrap(), [(Bind, None), (Free, None)]);
+        // Started and stopped by the tool.
+        events.lock().unwrap().clear();
+        let (h, _) = s.alloc(v, None).unwrap();
+        s.start(h).unwrap();
+        s.stop(h).unwrap();
+        s.free(h).unwrap();
+        assert_eq!(
+            *events.lock().unwrap(),
+            [(Bind, None), (Start, None), (Stop, None), (Free, None)],
+            "{class:?}"
+        );
+        // Freed while started: Stop before Free, so every Start is stopped.
+        events.lock().unwrap().clear();
+        let (h, _) = s.alloc(v, None).unwrap();
+        s.start(h).unwrap();
+        s.free(h).unwrap();
+        assert_eq!(
+            *events.lock().unwrap(),
+            [(Bind, None), (Start, None), (Stop, None), (Free, None)],
+            "{class:?}"
+        );
+    }
+}
+
+#[test]
+fn a_refused_bound_callback_handle_is_told_free_after_its_bind() {
+    let reg = Registry::new();
+    let events = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let ev = events.clone();
+    // Bind gives no count for a per-object variable: the alloc fails.
+    let v = reg
+        .callback_pvar(
+            "no_count",
+            PvarClass::Level,
+            Datatype::UnsignedLongLong,
+            Callbacks::new(|_, _| 0).with_notify(move |n, obj| {
+                ev.lock().unwrap().push((n, obj));
+                None
+            }),
+        )
+        .bind(BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    let s = reg.session().unwrap();
+    assert!(
+        s.alloc(v.index(), Some(ObjectRef::new(BindKind::Comm, 1)))
+            .is_err()
+    );
+    assert_eq!(
+        *events.lock().unwrap(),
+        [(Notify::Bind, Some(1)), (Notify::Free, Some(1))]
+    );
+}

@@ -123,6 +123,10 @@ impl<'r, H> PvarBuilder<'r, H> {
     }
 
     /// Marks the variable read-only (tools can neither write nor reset it).
+    /// `readonly(false)` is accepted at registration only where a tool
+    /// write works: SUM and non-callback WATERMARK classes, and callback
+    /// variables of other classes with a write callback (see
+    /// [`PvarInfo::validate`]).
     pub fn readonly(mut self, yes: bool) -> Self {
         self.info.readonly = yes;
         if yes {

@@ -51,7 +51,10 @@ pub struct PvarInfo {
 impl PvarInfo {
     /// A variable's default metadata for `class`: USER_BASIC, unbound,
     /// one element, and the flags that the engine supports for the class
-    /// (see [`PvarInfo::validate`]).
+    /// (see [`PvarInfo::validate`]). A callback HIGH/LOWWATERMARK keeps
+    /// these (writable, atomic) defaults but cannot honour them: it must be
+    /// registered `readonly`, or writable with a write callback and not
+    /// atomic, or it is refused.
     pub fn new(name: impl Into<String>, class: PvarClass, datatype: Datatype) -> Self {
         let history = class.is_sum() || class.is_watermark();
         Self {
@@ -84,10 +87,20 @@ impl PvarInfo {
     ///   the current value, so they are continuous and read-only (writing
     ///   them from one session would change what another observes) and not
     ///   atomic (there is nothing to reset).
+    /// - GENERIC variables have no per-handle state either: read-only
+    ///   (and not atomic) unless computed by callback with a write callback.
     /// - SUM and WATERMARK classes keep per-handle state, so `atomic`
     ///   (readreset) is available unless the variable is read-only.
-    /// - Callback variables are writable only with a write callback, and
-    ///   not atomic (the engine cannot make a component's callbacks atomic).
+    /// - Callback variables keep per-handle state only in the SUM classes
+    ///   (accum/offset over the callback's values). In every other class,
+    ///   HIGH/LOWWATERMARK included (a callback watermark has no per-handle
+    ///   mark), a tool write goes to the component's write callback, so the
+    ///   variable is writable only with one, and it is not atomic.
+    ///
+    /// So `readonly = false` (reported by `MPI_T_pvar_get_info`: "can be
+    /// written or reset") is accepted only where a tool write succeeds, and
+    /// `atomic` only where `readreset` resets per-handle state. Variables
+    /// breaking a rule are refused, never silently changed.
     pub fn validate(&self, callback: bool, has_write_callback: bool) -> Result<(), String> {
         use Datatype as D;
         use PvarClass as C;
@@ -148,23 +161,34 @@ impl PvarInfo {
             }
         }
         if callback {
-            if !self.readonly
-                && !has_write_callback
-                && !self.class.is_sum()
-                && !self.class.is_watermark()
-            {
+            // Only the SUM classes keep per-handle state over a callback;
+            // every other class (watermarks included) reads and writes the
+            // component's value through its callbacks.
+            if !self.readonly && !has_write_callback && !self.class.is_sum() {
                 return Err(format!(
-                    "{who}: writable callback variable needs a write callback"
+                    "{who}: writable callback variable needs a write callback \
+                     (this class keeps no per-handle state, so a tool write goes \
+                     to the component); register it read-only or add a write callback"
                 ));
             }
-            if self.atomic && !(self.class.is_sum() || self.class.is_watermark()) {
+            if self.atomic && !self.class.is_sum() {
                 return Err(format!(
-                    "{who}: callback variables of this class cannot be atomic"
+                    "{who}: callback variables of this class cannot be atomic \
+                     (no per-handle state for readreset to reset); register it \
+                     with atomic = false"
                 ));
             }
         }
-        if self.class == C::Generic && !callback && self.atomic {
-            return Err(format!("{who}: GENERIC variables cannot be atomic"));
+        if self.class == C::Generic && !callback {
+            if self.atomic {
+                return Err(format!("{who}: GENERIC variables cannot be atomic"));
+            }
+            if !self.readonly {
+                return Err(format!(
+                    "{who}: GENERIC variables have no per-session state, so they must be \
+                     read-only (a tool write needs a callback variable with a write callback)"
+                ));
+            }
         }
         if self.atomic && self.readonly {
             return Err(format!(

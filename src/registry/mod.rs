@@ -61,7 +61,11 @@ impl Variable {
     }
 
     /// The storage a handle bound to `object` reads, and its element count.
-    /// For callback variables this asks the notify function for the count.
+    /// A callback variable's notify function is told [`Notify::Bind`] (with
+    /// `None` for an unbound variable, whose registered count stands) and,
+    /// for a bound variable, gives the count. Once told Bind, the caller
+    /// owes it a Free: through `HandleData::release` on success, and here
+    /// when the object is refused after the Bind.
     pub(crate) fn resolve(
         &self,
         hot: &Arc<Hot>,
@@ -71,7 +75,12 @@ impl Variable {
             return Err(Error::Inactive);
         }
         match &self.body {
-            Body::Unbound(s) => Ok(s.clone()),
+            Body::Unbound(s) => {
+                if let crate::storage::Kind::Callback { callbacks, object } = &s.kind {
+                    let _ = callbacks.notify(Notify::Bind, *object);
+                }
+                Ok(s.clone())
+            }
             Body::Bound {
                 instances,
                 callbacks,
@@ -85,29 +94,34 @@ impl Variable {
                     ));
                 }
                 if let Some(cb) = callbacks {
-                    let count = match cb.notify(Notify::Bind, Some(object.handle)) {
+                    let o = Some(object.handle);
+                    let count = match cb.notify(Notify::Bind, o) {
                         Some(n) => n,
                         None => match self.info.count {
                             ElementCount::Fixed(n) => n,
-                            ElementCount::PerObject => {
-                                return Err(Error::Invalid(
-                                    "the notify function returned no count for the object",
-                                ));
-                            }
+                            ElementCount::PerObject => 0,
                         },
                     };
-                    if count == 0 {
-                        return Err(Error::Invalid("the object has no elements"));
+                    let storage = if count == 0 {
+                        Err(Error::Invalid(
+                            "the notify function gave no element count for the object",
+                        ))
+                    } else {
+                        Storage::new(
+                            hot,
+                            self.info.class,
+                            self.info.datatype,
+                            count,
+                            Some((cb.clone(), o)),
+                        )
+                        .map(Arc::new)
+                        .map_err(|_| Error::Code(ErrorCode::Memory))
+                    };
+                    if storage.is_err() {
+                        // No handle after all: the Bind is undone.
+                        let _ = cb.notify(Notify::Free, o);
                     }
-                    return Storage::new(
-                        hot,
-                        self.info.class,
-                        self.info.datatype,
-                        count,
-                        Some((cb.clone(), Some(object.handle))),
-                    )
-                    .map(Arc::new)
-                    .map_err(|_| Error::Code(ErrorCode::Memory));
+                    return storage;
                 }
                 let map = instances.lock().unwrap_or_else(|e| e.into_inner());
                 map.get(&object.handle).cloned().ok_or(Error::Invalid(
@@ -170,6 +184,17 @@ impl Registry {
 
     /// An isolated registry using `clock` for timers (e.g. [`Clock::mock`]).
     pub fn with_clock(clock: Clock) -> Self {
+        Self::with_parts(clock, crate::tool::ToolState::new())
+    }
+
+    /// A registry over a given tool state (unit tests: a small handle
+    /// table).
+    #[cfg(test)]
+    pub(crate) fn with_tool_state(tool: crate::tool::ToolState) -> Self {
+        Self::with_parts(Clock::new(), tool)
+    }
+
+    fn with_parts(clock: Clock, tool: crate::tool::ToolState) -> Self {
         if let Err(why) = crate::sync::check_lock_free() {
             panic!("pvar: {why}");
         }
@@ -182,7 +207,7 @@ impl Registry {
                 pvars: AppendVec::new(),
                 names: Mutex::new(HashMap::new()),
                 categories: Categories::new(),
-                tool: crate::tool::ToolState::new(),
+                tool,
                 enums: crate::enums::EnumTable::new(),
                 cvars: crate::cvar::CvarTable::new(),
             }),

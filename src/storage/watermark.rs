@@ -252,6 +252,12 @@ impl WatermarkStore {
         }
     }
 
+    /// Subscriptions held (slots not on the free list).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn subscriptions(&self) -> usize {
+        self.subs.len() - self.free.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     /// Ends the subscription; the slot is recycled with a new generation.
     pub(crate) fn unsubscribe(&self, key: SubKey) {
         self.stop(key);

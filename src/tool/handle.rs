@@ -59,7 +59,11 @@ pub(crate) struct HandleData {
 }
 
 impl HandleData {
-    /// Builds a handle over `storage`; continuous variables start now.
+    /// Builds a handle over `storage`; continuous variables start now (a
+    /// callback variable is told [`Notify::Start`], after the
+    /// [`Notify::Bind`] of `Variable::resolve`). Whoever builds one must end
+    /// it with [`HandleData::release`], also when it is never stored (a
+    /// watermark's subscription is taken here).
     pub(crate) fn new(
         session: u64,
         index: usize,
@@ -94,6 +98,7 @@ impl HandleData {
         };
         if continuous {
             data.start_unchecked();
+            data.notify(Notify::Start);
         }
         data
     }
@@ -364,10 +369,16 @@ impl HandleData {
         Ok(())
     }
 
-    /// Ends the handle: unsubscribes a watermark, tells a callback variable.
+    /// Ends the handle: unsubscribes a watermark, and tells a callback
+    /// variable [`Notify::Stop`] if the handle is still started (always for
+    /// a continuous one), then [`Notify::Free`].
     pub(crate) fn release(&self) {
+        let started = self.is_started();
         if let (HandleState::Watermark(k), Kind::Watermark(w)) = (&self.state, &self.storage.kind) {
             w.unsubscribe(*k);
+        }
+        if started {
+            self.notify(Notify::Stop);
         }
         self.notify(Notify::Free);
     }

@@ -97,6 +97,15 @@ impl ToolState {
         }
     }
 
+    /// A tool state whose handle table holds at most `capacity` handles.
+    #[cfg(test)]
+    pub(crate) fn with_handle_capacity(capacity: usize) -> Self {
+        Self {
+            handles: SlotTable::with_capacity(ErrorCode::OutOfHandles, capacity),
+            ..Self::new()
+        }
+    }
+
     pub(crate) fn stats(&self) -> ToolStats {
         ToolStats {
             sessions: self.sessions.in_use(),
@@ -237,7 +246,16 @@ impl Registry {
             var.info.readonly,
             var.info.atomic,
         );
-        let key = self.tool().handles.alloc(data)?;
+        // From here on every failure releases the handle: the watermark
+        // subscription taken by `HandleData::new` goes back, and a callback
+        // variable hears Stop (continuous) and Free after its Bind / Start.
+        let key = match self.tool().handles.try_alloc(data) {
+            Ok(key) => key,
+            Err((e, data)) => {
+                data.release();
+                return Err(e);
+            }
+        };
         // The session may have been freed meanwhile: then free the handle.
         if self.check_session(session).is_err() {
             if let Some(h) = self.tool().handles.free(key) {
@@ -619,5 +637,83 @@ impl Registry {
     /// Async-signal-safe: yes.
     pub fn handle_class(&self, session: SessionId, handle: HandleId) -> Result<crate::PvarClass> {
         self.with_handle(session, handle, |h| Ok(h.class()))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::storage::Kind;
+    use crate::{Callbacks, Notify, PvarClass};
+
+    fn subscriptions(reg: &Registry, index: usize) -> usize {
+        match &reg.variable(index).unwrap().body {
+            crate::registry::Body::Unbound(s) => match &s.kind {
+                Kind::Watermark(w) => w.subscriptions(),
+                _ => panic!("not a watermark"),
+            },
+            _ => panic!("bound"),
+        }
+    }
+
+    #[test]
+    fn handle_table_exhaustion_gives_the_watermark_subscription_back() {
+        let reg = Registry::with_tool_state(ToolState::with_handle_capacity(1));
+        let w = reg.high_watermark::<u64>("w").register().unwrap();
+        let s = reg.session_create().unwrap();
+        let h = reg.handle_alloc(s, w.index(), None).unwrap().0;
+        assert_eq!(subscriptions(&reg, w.index()), 1);
+        for _ in 0..3 {
+            let e = reg.handle_alloc(s, w.index(), None).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::OutOfHandles);
+            assert_eq!(
+                subscriptions(&reg, w.index()),
+                1,
+                "a refused handle keeps no subscription"
+            );
+        }
+        // The live handle still works, and its own subscription goes back.
+        reg.start(s, h).unwrap();
+        w.update(9);
+        let mut out = [0u64];
+        reg.read(s, h, &mut out).unwrap();
+        assert_eq!(out, [9]);
+        reg.handle_free(s, h).unwrap();
+        assert_eq!(subscriptions(&reg, w.index()), 0);
+        reg.handle_alloc(s, w.index(), None).unwrap();
+        assert_eq!(subscriptions(&reg, w.index()), 1, "slot reused");
+        reg.session_free(s).unwrap();
+        assert_eq!(subscriptions(&reg, w.index()), 0);
+    }
+
+    #[test]
+    fn handle_table_exhaustion_tells_a_callback_variable_stop_and_free() {
+        let reg = Registry::with_tool_state(ToolState::with_handle_capacity(1));
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let ev = events.clone();
+        let v = reg
+            .callback_pvar(
+                "cb",
+                PvarClass::Size,
+                crate::Datatype::UnsignedLongLong,
+                Callbacks::new(|_, _| 1).with_notify(move |n, _| {
+                    ev.lock().unwrap().push(n);
+                    None
+                }),
+            )
+            .register()
+            .unwrap();
+        let s = reg.session_create().unwrap();
+        let _h = reg.handle_alloc(s, v.index(), None).unwrap();
+        events.lock().unwrap().clear();
+        let e = reg.handle_alloc(s, v.index(), None).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::OutOfHandles);
+        assert_eq!(
+            *events.lock().unwrap(),
+            [Notify::Bind, Notify::Start, Notify::Stop, Notify::Free],
+            "the refused continuous handle is undone in full"
+        );
     }
 }

@@ -105,8 +105,9 @@ impl<T: Send + Sync> SlotTable<T> {
         Self::with_capacity(exhausted, MAX_SLOTS)
     }
 
-    /// A table of at most `capacity` slots.
-    fn with_capacity(exhausted: ErrorCode, capacity: usize) -> Self {
+    /// A table of at most `capacity` slots (tests only, outside this
+    /// module: [`ToolState::with_handle_capacity`](super::ToolState)).
+    pub(super) fn with_capacity(exhausted: ErrorCode, capacity: usize) -> Self {
         Self {
             slots: AppendVec::new(),
             free: Mutex::new(Vec::new()),
@@ -118,12 +119,18 @@ impl<T: Send + Sync> SlotTable<T> {
 
     /// Stores `value` in a free slot and returns its key. Not signal-safe.
     pub(crate) fn alloc(&self, value: T) -> Result<u64, Error> {
+        self.try_alloc(value).map_err(|(e, _)| e)
+    }
+
+    /// As [`SlotTable::alloc`], but a refused value is handed back, for
+    /// values that must be cleaned up (a handle's watermark subscription).
+    pub(crate) fn try_alloc(&self, value: T) -> Result<u64, (Error, T)> {
         let reuse = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let index = match reuse {
             Some(i) => i,
             None => {
                 if self.slots.len() >= self.capacity {
-                    return Err(Error::Code(self.exhausted));
+                    return Err((Error::Code(self.exhausted), value));
                 }
                 self.slots.push(Slot {
                     state: AtomicU64::new(0),
