@@ -196,7 +196,14 @@ void pvar_bound_free(pvar_bound bound);
  * The callbacks may be called from any thread (and, for read, from a tool's
  * signal handler): they must be thread-safe. write and notify may be NULL.
  * For PVAR_NOTIFY_BIND, notify returns the element count for the object
- * (-1: the registered count). */
+ * (-1: the registered count). A handle hears BIND, then START/STOP as the
+ * tool starts and stops it (a continuous variable's handle: START at
+ * allocation, STOP before FREE), then FREE.
+ * Values are in the datatype's units (a TIMER: seconds as a double or
+ * nanoseconds, not ticks); SUM classes return running totals. Flags left
+ * PVAR_DEFAULT: a callback HIGH/LOWWATERMARK is not atomic, and read-only
+ * unless `write` is given; readonly = PVAR_NO needs a write function
+ * outside the SUM classes. */
 typedef uint64_t (*pvar_read_fn)(void *context, uint64_t object, int bound, size_t element);
 typedef void (*pvar_write_fn)(void *context, uint64_t object, int bound, size_t element,
                               uint64_t value);

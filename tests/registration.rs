@@ -567,18 +567,21 @@ fn writable_only_where_a_tool_write_works() {
     }
     assert_eq!(reg.num_pvars(), 0, "nothing was registered");
 
-    // A callback watermark has no per-handle mark: its class defaults
-    // (writable, atomic) are refused; read-only it registers.
-    let r = register_flags(
+    // A callback watermark has no per-handle mark: the class defaults
+    // (writable, atomic) do not apply. Without a write callback it
+    // defaults to read-only and not atomic; asked for writable explicitly
+    // it is refused (above); read-only it registers.
+    let dflt = register_flags(
         &reg,
-        "cb_high",
+        "cb_high_defaults",
         (PvarClass::HighWatermark, Datatype::UnsignedLongLong),
         Storage::ReadCallback,
         None,
         None,
-    );
-    let msg = registration_message(r.unwrap_err());
-    assert!(msg.contains("write callback"), "{msg}");
+    )
+    .unwrap();
+    let info = reg.pvar_info(dflt).unwrap();
+    assert!(info.readonly && !info.atomic, "{info:?}");
     let ro = register_flags(
         &reg,
         "cb_high",
@@ -641,10 +644,19 @@ fn get_info_matches_write_and_reset_for_every_class_and_storage_kind() {
                     );
                     let r = register_flags(&reg, &name, cd, storage, readonly, atomic);
                     // The flags asked for, over the class defaults
-                    // (`readonly(true)` also clears `atomic`).
+                    // (`readonly(true)` also clears `atomic`); a callback
+                    // watermark defaults to not atomic, and to read-only
+                    // without a write callback.
                     let history = resettable(class, Storage::Engine);
-                    let ro = readonly.unwrap_or(!history);
-                    let at = atomic.unwrap_or(history && readonly != Some(true));
+                    let cb_watermark =
+                        matches!(class, PvarClass::HighWatermark | PvarClass::LowWatermark)
+                            && storage != Storage::Engine;
+                    let ro = readonly.unwrap_or(if cb_watermark {
+                        storage != Storage::ReadWriteCallback
+                    } else {
+                        !history
+                    });
+                    let at = atomic.unwrap_or(!cb_watermark && history && readonly != Some(true));
                     let honourable = (ro || writable(class, storage))
                         && (!at || (!ro && resettable(class, storage)));
                     let Ok(index) = r else {

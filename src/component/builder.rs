@@ -74,6 +74,15 @@ impl<'r, H> PvarBuilder<'r, H> {
     }
 
     pub(crate) fn with_callbacks(mut self, callbacks: Callbacks) -> Self {
+        // A callback watermark has no per-handle mark: nothing for a
+        // readreset to reset, and only a write callback can take a write.
+        // So it defaults to not atomic, and to read-only without a write
+        // callback. Asking for `.atomic(true)`, or `.readonly(false)`
+        // without a write callback, is still refused.
+        if self.info.class.is_watermark() {
+            self.info.atomic = false;
+            self.info.readonly = callbacks.write.is_none();
+        }
         self.callbacks = Some(callbacks);
         self
     }

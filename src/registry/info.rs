@@ -51,10 +51,9 @@ pub struct PvarInfo {
 impl PvarInfo {
     /// A variable's default metadata for `class`: USER_BASIC, unbound,
     /// one element, and the flags that the engine supports for the class
-    /// (see [`PvarInfo::validate`]). A callback HIGH/LOWWATERMARK keeps
-    /// these (writable, atomic) defaults but cannot honour them: it must be
-    /// registered `readonly`, or writable with a write callback and not
-    /// atomic, or it is refused.
+    /// (see [`PvarInfo::validate`]). A callback HIGH/LOWWATERMARK cannot
+    /// honour these (writable, atomic) defaults: the builder makes it not
+    /// atomic, and read-only unless it has a write callback.
     pub fn new(name: impl Into<String>, class: PvarClass, datatype: Datatype) -> Self {
         let history = class.is_sum() || class.is_watermark();
         Self {
