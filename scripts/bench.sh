@@ -35,6 +35,7 @@ if [[ "${1:-}" != "--report" ]]; then
     : >"$log"
     echo "$PVAR_BENCH_CLOCK" >"$PVAR_BENCH_OUT/clock"
     cat /proc/loadavg >"$PVAR_BENCH_OUT/load" 2>/dev/null || true
+    cargo build --release --lib 2>&1 | tee -a "$log" # libpvar.so for benches/c_component.rs
     stage "update costs and timers vs the alternatives (benches/alternatives.rs)"
     cargo bench --bench alternatives 2>&1 | tee -a "$log"
     stage "tool side (benches/tool.rs)"

@@ -109,6 +109,16 @@ TIMER = [
     ("timer_scoped", "TIMER `scoped` guard", "pvar"),
 ]
 
+C_COMPONENT = [
+    ("thread_local", "plain thread-local `+= 1`", "baseline"),
+    ("counter", "Rust `Counter::inc`", "baseline"),
+    ("local_counter", "Rust `LocalCounter::inc`", "baseline"),
+    ("c_inc", "`pvar_inc`, statically linked", "pvar"),
+    ("c_local", "`pvar_local_cell` + inline `pvar_local_add`", "pvar"),
+    ("so_inc", "`pvar_inc` in `libpvar.so` (dlopen)", "pvar"),
+    ("so_local", "`pvar_local_add` on a `libpvar.so` cell", "pvar"),
+]
+
 CHART_ROWS = [
     ("update", "thread_local", "thread-local += 1", "baseline"),
     ("update", "thread_local_f64", "thread-local f64 +=", "baseline"),
@@ -444,6 +454,36 @@ def main():
             + "; ".join(lost)
             + ". Every pvar case asserts its exact total after each sample.\n"
         )
+
+    # ---- C component API (only when benches/c_component.rs has results)
+    c_threads = sorted(
+        {int(k.split("/")[2]) for k in est if k.startswith("c_component/thread_local/")}
+    )
+    if c_threads:
+
+        def cc(case, t):
+            return g(f"c_component/{case}/{t}")
+
+        md.append("## C component API (group `c_component`, benches/c_component.rs)\n")
+        md.append(
+            "What a C component pays per update through `include/pvar.h`, next to the Rust "
+            "API in the same run: median ns per update per thread; ratios to the plain "
+            "thread-local `+= 1` (×TL) and to Rust `Counter::inc` (×Counter) with the same "
+            "thread count. The `libpvar.so` rows show n/a when the shared library was not "
+            "built (`cargo build --release --lib`).\n"
+        )
+        head = ["case"]
+        for t in c_threads:
+            head += [f"{t} thr", "×TL", "×Counter"]
+        rows = []
+        for case, label, kind in C_COMPONENT:
+            r = [label if kind == "pvar" else f"*{label}*"]
+            for t in c_threads:
+                v = cc(case, t)
+                r += [ns(v), rx(ratio(v, cc("thread_local", t))), rx(ratio(v, cc("counter", t)))]
+            rows.append(r)
+        md.append(table(head, rows))
+        md.append("")
 
     # ---- timer table
     md.append("## Timers (group `timer`)\n")
