@@ -9,7 +9,11 @@
 //! - `handle/alloc_free`: `Session::alloc` + `Session::free` of a COUNTER
 //!   handle; `handle/alloc_free_watermark` the same for a HIGHWATERMARK
 //!   (which also subscribes);
-//! - `session/create_free`: `Registry::session` + drop (session free).
+//! - `session/create_free`: `Registry::session` + drop (session free);
+//! - `cvar_read/*`: a component reading a control variable on its hot
+//!   path — through a registered handle, a `cvar!` static, and a string
+//!   cvar (its length) — next to a relaxed `AtomicU64` load, the goal's
+//!   anchor ("about a relaxed atomic load").
 //!
 //! Loops are timed by `common::timed` (wall time, or thread CPU time with
 //! `PVAR_BENCH_CLOCK=cpu`).
@@ -110,10 +114,59 @@ fn alloc_free(c: &mut Criterion) {
     group.finish();
 }
 
+pvar::cvar! {
+    static EAGER_LIMIT: u64 = 3;
+    name = "PVAR_BENCH_EAGER_LIMIT";
+}
+
+fn cvar_read(c: &mut Criterion) {
+    let mut group = c.benchmark_group("cvar_read");
+    quick(&mut group);
+    let reg = pvar::Registry::new();
+    let handle = reg.cvar::<u64>("limit").default(3).register().unwrap();
+    let string = reg
+        .cvar::<String>("protocol")
+        .default("eager")
+        .register()
+        .unwrap();
+    let atomic = std::sync::atomic::AtomicU64::new(3);
+    // Each case sums what it reads, so the loop cannot be dropped, and
+    // checks the sum, so a case that read the wrong thing would panic.
+    let case = |group: &mut criterion::BenchmarkGroup<'_, _>,
+                name: &str,
+                read: &dyn Fn() -> u64,
+                each: u64| {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut sum = 0u64;
+                let d = timed(iters, || sum = sum.wrapping_add(read()));
+                assert_eq!(sum, each.wrapping_mul(iters));
+                d
+            })
+        });
+    };
+    case(
+        &mut group,
+        "atomic_load",
+        &|| black_box(&atomic).load(std::sync::atomic::Ordering::Relaxed),
+        3,
+    );
+    case(&mut group, "handle", &|| black_box(&handle).get(), 3);
+    case(&mut group, "static", &|| black_box(&EAGER_LIMIT).get(), 3);
+    case(
+        &mut group,
+        "string_len",
+        &|| black_box(&string).get().len() as u64,
+        5,
+    );
+    group.finish();
+}
+
 fn main() {
     let mut c = common::criterion();
     read_one(&mut c);
     read_all(&mut c);
     alloc_free(&mut c);
+    cvar_read(&mut c);
     c.final_summary();
 }

@@ -7,7 +7,8 @@
 #
 # Runs (criterion, quick settings; HTML detail in target/criterion/report):
 #   cargo bench --bench alternatives   update costs vs baselines, timers
-#   cargo bench --bench tool           reads, read-all, handle/session alloc
+#   cargo bench --bench tool           reads, read-all, handle/session alloc, cvar reads
+#   cargo bench --bench c_component    updates through pvar.h (static, .so)
 #   cargo bench --bench memory         bytes per variable/thread/handle
 #   cargo bench --bench compile_out    with and without --features compile-out
 # then scripts/bench_report.py parses target/criterion/**/new/estimates.json
@@ -40,6 +41,8 @@ if [[ "${1:-}" != "--report" ]]; then
     cargo bench --bench alternatives 2>&1 | tee -a "$log"
     stage "tool side (benches/tool.rs)"
     cargo bench --bench tool 2>&1 | tee -a "$log"
+    stage "C component API, static and libpvar.so (benches/c_component.rs)"
+    cargo bench --bench c_component 2>&1 | tee -a "$log"
     stage "memory (benches/memory.rs)"
     cargo bench --bench memory 2>&1 | tee -a "$log"
     stage "instrumentation enabled vs compiled out (benches/compile_out.rs)"

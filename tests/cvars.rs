@@ -717,11 +717,11 @@ pvar::cvar! {
     name = "PVAR_TEST_HOT_STATIC";
 }
 
+/// Repeated hot-path reads (handle, `cvar!` static, string) return the
+/// value every time. What they cost is measured by the `cvar_read` group of
+/// `benches/tool.rs` (about one relaxed atomic load), not asserted here.
 #[test]
-fn hot_path_reads_are_cheap() {
-    // Not a benchmark: a sanity bound far above the ~1 ns target (which the
-    // release build meets), so that an accidental lock or allocation on the
-    // read path shows up even in debug builds. Prints ns per read.
+fn hot_path_reads_return_the_value() {
     let reg = Registry::new();
     let v = reg.cvar::<u64>("hot").default(3).register().unwrap();
     let s = reg
@@ -729,28 +729,11 @@ fn hot_path_reads_are_cheap() {
         .default("abc")
         .register()
         .unwrap();
-    const N: u32 = 1_000_000;
-    let time = |f: &dyn Fn() -> u64| {
-        let start = std::time::Instant::now();
-        let mut sum = 0u64;
-        for _ in 0..N {
-            sum = sum.wrapping_add(f());
-        }
-        let ns = start.elapsed().as_secs_f64() * 1e9 / N as f64;
-        (sum, ns)
-    };
-    let (sum, ns_handle) = time(&|| std::hint::black_box(&v).get());
-    assert_eq!(sum, 3 * N as u64);
-    let (sum, ns_static) = time(&|| std::hint::black_box(&HOT_STATIC).get());
-    assert_eq!(sum, 3 * N as u64);
-    let (sum, ns_string) = time(&|| std::hint::black_box(&s).get().len() as u64);
-    assert_eq!(sum, 3 * N as u64);
-    println!(
-        "cvar read: handle {ns_handle:.2} ns, static {ns_static:.2} ns, string {ns_string:.2} ns"
-    );
-    for ns in [ns_handle, ns_static, ns_string] {
-        assert!(ns < 1000.0, "{ns} ns per read");
-    }
+    const N: u64 = 100_000;
+    let sum = |f: &dyn Fn() -> u64| (0..N).fold(0u64, |t, _| t.wrapping_add(f()));
+    assert_eq!(sum(&|| std::hint::black_box(&v).get()), 3 * N);
+    assert_eq!(sum(&|| std::hint::black_box(&HOT_STATIC).get()), 3 * N);
+    assert_eq!(sum(&|| std::hint::black_box(&s).get().len() as u64), 3 * N);
 }
 
 pvar::cvar! {

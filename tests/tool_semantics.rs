@@ -302,13 +302,21 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
     let s = reg.session().unwrap();
     let (keep, _) = s.alloc(hi.index(), None).unwrap();
     s.start(keep).unwrap();
+    // The updaters keep going until the churning thread has completed
+    // enough alloc/start/read/stop/free cycles, so the two overlap however
+    // the threads are scheduled.
+    const CYCLES: usize = 200;
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cycles = Arc::new(AtomicUsize::new(0));
     let updaters: Vec<_> = (0..2u64)
         .map(|t| {
             let hi = hi.clone();
+            let cycles = cycles.clone();
             std::thread::spawn(move || {
-                for i in 0..200_000u64 {
+                let mut i = 0u64;
+                while i < 200_000 || cycles.load(Ordering::Relaxed) < CYCLES {
                     hi.update((i * 7 + t) % 1000);
+                    i += 1;
                 }
                 hi.update(5000 + t);
             })
@@ -317,10 +325,10 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
     let churn = {
         let reg = reg.clone();
         let done = done.clone();
+        let cycles = cycles.clone();
         let index = hi.index();
         std::thread::spawn(move || {
             let s = reg.session().unwrap();
-            let mut n = 0;
             while !done.load(Ordering::Relaxed) {
                 let (h, _) = s.alloc(index, None).unwrap();
                 s.start(h).unwrap();
@@ -328,16 +336,16 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
                 assert!(v <= 5001);
                 s.stop(h).unwrap();
                 s.free(h).unwrap();
-                n += 1;
+                cycles.fetch_add(1, Ordering::Relaxed);
             }
-            n
         })
     };
     for u in updaters {
         u.join().unwrap();
     }
     done.store(true, Ordering::Relaxed);
-    assert!(churn.join().unwrap() > 0);
+    churn.join().unwrap();
+    assert!(cycles.load(Ordering::Relaxed) >= CYCLES);
     assert_eq!(
         s.read_u64(keep).unwrap(),
         5001,

@@ -86,3 +86,34 @@ fn handle_free_vs_start_and_read() {
         assert_eq!(reg.read_u64(s, h2).unwrap(), 0);
     });
 }
+
+/// A handle allocated while its session is freed from another thread: the
+/// allocation either fails with INVALID_SESSION or lands in the session's
+/// handle list before `session_free` takes it (the allocation holds a
+/// reader reference on the session), so the handle is freed with its
+/// session and never leaks.
+#[test]
+fn handle_alloc_vs_session_free() {
+    model(|| {
+        let reg = crate::registry();
+        let c = reg.counter("c").register().unwrap();
+        let s = reg.session_create().unwrap();
+        let tool = {
+            let reg = reg.clone();
+            let index = c.index();
+            crate::spawn(move || match reg.handle_alloc(s, index, None) {
+                Ok((h, _)) => Some(h),
+                Err(e) => {
+                    assert_eq!(e.code(), ErrorCode::InvalidSession, "{e}");
+                    None
+                }
+            })
+        };
+        reg.session_free(s).unwrap();
+        if let Some(h) = tool.join().unwrap() {
+            assert!(invalid(&reg.read_u64(s, h).unwrap_err()));
+        }
+        let stats = reg.tool_stats();
+        assert_eq!((stats.sessions, stats.handles), (0, 0), "a handle leaked");
+    });
+}

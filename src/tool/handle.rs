@@ -49,6 +49,8 @@ pub(crate) enum HandleState {
 
 pub(crate) struct HandleData {
     pub(crate) session: u64,
+    /// This handle's entry in its session's handle list.
+    pub(crate) session_entry: usize,
     pub(crate) index: usize,
     pub(crate) storage: Arc<Storage>,
     pub(crate) count: usize,
@@ -88,6 +90,7 @@ impl HandleData {
         };
         let data = Self {
             session,
+            session_entry: 0,
             index,
             storage,
             count,

@@ -25,6 +25,7 @@
 
 mod handle;
 mod session;
+mod session_handles;
 mod slots;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -78,10 +79,10 @@ impl HandleId {
     }
 }
 
-struct SessionData;
+use session_handles::SessionHandles;
 
 pub(crate) struct ToolState {
-    sessions: SlotTable<SessionData>,
+    sessions: SlotTable<SessionHandles>,
     handles: SlotTable<HandleData>,
     /// Reads served: striped, so that threads reading at once (sampling
     /// signal handlers) do not share one counter's cache line.
@@ -175,7 +176,10 @@ impl Registry {
     /// Async-signal-safe: no (may allocate a slot; takes the free-list
     /// mutex). Create sessions before installing a signal handler.
     pub fn session_create(&self) -> Result<SessionId> {
-        self.tool().sessions.alloc(SessionData).map(SessionId)
+        self.tool()
+            .sessions
+            .alloc(SessionHandles::new())
+            .map(SessionId)
     }
 
     /// Frees a session and every handle allocated in it
@@ -187,17 +191,14 @@ impl Registry {
     /// `INVALID_HANDLE`, never a dangling handle.
     pub fn session_free(&self, session: SessionId) -> Result<()> {
         let tool = self.tool();
-        // No new handle operations can validate the session after this.
-        tool.sessions
+        // No new handle operation can validate the session after this, and
+        // `free` waits for the allocations in progress (they hold a reader
+        // reference on the session), so the list is complete.
+        let handles = tool
+            .sessions
             .free(session.0)
             .ok_or(Error::invalid_session())?;
-        let mut mine = Vec::new();
-        tool.handles.for_each_live(|key, h| {
-            if h.session == session.0 {
-                mine.push(key);
-            }
-        });
-        for key in mine {
+        for key in handles.keys() {
             if let Some(h) = tool.handles.free(key) {
                 h.release();
             }
@@ -238,7 +239,7 @@ impl Registry {
         };
         let storage = var.resolve(&self.inner.hot, object)?;
         let count = storage.count;
-        let data = HandleData::new(
+        let mut data = HandleData::new(
             session.0,
             index,
             storage,
@@ -246,24 +247,40 @@ impl Registry {
             var.info.readonly,
             var.info.atomic,
         );
-        // From here on every failure releases the handle: the watermark
-        // subscription taken by `HandleData::new` goes back, and a callback
-        // variable hears Stop (continuous) and Free after its Bind / Start.
-        let key = match self.tool().handles.try_alloc(data) {
-            Ok(key) => key,
+        // From here on every failure releases the handle (outside the
+        // session reference: a callback variable's notify function runs):
+        // the watermark subscription taken by `HandleData::new` goes back,
+        // and a callback variable hears Stop (continuous) and Free after
+        // its Bind / Start.
+        let tool = self.tool();
+        let allocated = match tool.sessions.get(session.0) {
+            // Holding a reader reference on the session keeps
+            // `session_free` from taking its handle list until the new key
+            // is in it.
+            Some(handles) => {
+                let entry = handles.reserve();
+                data.session_entry = entry;
+                match tool.handles.try_alloc(data) {
+                    Ok(key) => {
+                        handles.fill(entry, key);
+                        Ok(key)
+                    }
+                    Err((e, data)) => {
+                        handles.clear(entry);
+                        Err((e, data))
+                    }
+                }
+            }
+            // Freed since the check above.
+            None => Err((Error::invalid_session(), data)),
+        };
+        match allocated {
+            Ok(key) => Ok((HandleId(key), count)),
             Err((e, data)) => {
                 data.release();
-                return Err(e);
+                Err(e)
             }
-        };
-        // The session may have been freed meanwhile: then free the handle.
-        if self.check_session(session).is_err() {
-            if let Some(h) = self.tool().handles.free(key) {
-                h.release();
-            }
-            return Err(Error::invalid_session());
         }
-        Ok((HandleId(key), count))
     }
 
     /// Frees a handle (`MPI_T_pvar_handle_free`).
@@ -280,6 +297,10 @@ impl Registry {
             }
         }
         let h = tool.handles.free(handle.0).ok_or(Error::invalid_handle())?;
+        // A session being freed meanwhile drops its whole list instead.
+        if let Some(handles) = tool.sessions.get(session.0) {
+            handles.clear(h.session_entry);
+        }
         h.release();
         Ok(())
     }
@@ -550,16 +571,23 @@ impl Registry {
         session: SessionId,
         mut f: impl FnMut(&HandleData) -> Result<()>,
     ) -> Result<()> {
-        self.check_session(session)?;
+        let tool = self.tool();
+        let handles = tool
+            .sessions
+            .get(session.0)
+            .ok_or(Error::invalid_session())?;
         let mut result = Ok(());
-        self.tool().handles.for_each_live(|_, h| {
-            if h.session == session.0 {
-                let r = f(h);
+        for key in handles.keys() {
+            // A key freed since it was loaded fails the generation check.
+            if let Some(h) = tool.handles.get(key)
+                && h.session == session.0
+            {
+                let r = f(&h);
                 if result.is_ok() {
                     result = r;
                 }
             }
-        });
+        }
         result
     }
 
@@ -567,8 +595,9 @@ impl Registry {
     /// `MPI_T_PVAR_ALL_HANDLES`): continuous and already started handles are
     /// ignored; `PVAR_NO_STARTSTOP` if any other could not be started.
     ///
-    /// Async-signal-safe: yes, on an allocated session (walks the handle
-    /// table with reader references; handles being freed are skipped).
+    /// Async-signal-safe: yes, on an allocated session (walks the session's
+    /// own handle list with reader references; handles being freed are
+    /// skipped). Cost: O(handles ever live at once in this session).
     pub fn start_all(&self, session: SessionId) -> Result<()> {
         self.start_stop_all(session, true)
     }

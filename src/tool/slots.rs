@@ -211,18 +211,6 @@ impl<T: Send + Sync> SlotTable<T> {
         data
     }
 
-    /// Calls `f` with the key and data of every live slot (each under a
-    /// reader reference). Lock-free, async-signal-safe.
-    pub(crate) fn for_each_live(&self, mut f: impl FnMut(u64, &T)) {
-        for (index, slot) in self.slots.iter() {
-            let generation = slot.state.load(Ordering::Acquire) & GEN_MASK;
-            let key = ((index as u64 + 1) << 32) | generation;
-            if let Some(r) = self.get(key) {
-                f(key, &r);
-            }
-        }
-    }
-
     /// Number of live slots.
     pub(crate) fn in_use(&self) -> usize {
         self.in_use.load(Ordering::Relaxed)
