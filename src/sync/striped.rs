@@ -82,7 +82,11 @@ mod tests {
         assert_eq!(c.total(), 400_000);
     }
 
+    // Miri does not lay thread stacks out as the OS does (they are small
+    // neighbouring allocations), so there the stripes may coincide: only
+    // contention, not correctness, depends on this.
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn threads_spread_over_stripes() {
         // Stacks of concurrently live threads are distinct allocations of
         // at least 64 KiB, so at least two of eight threads differ.
