@@ -8,10 +8,21 @@
 
 use std::cell::Cell;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
 use pvar::{PvarClass, Registry};
+
+/// Sets a progress counter to its maximum when dropped: a thread that ends,
+/// even by panicking, no longer holds up the threads waiting for its
+/// progress (the test then fails at its join instead of hanging).
+struct ReleaseOnExit(Arc<AtomicU64>);
+
+impl Drop for ReleaseOnExit {
+    fn drop(&mut self) {
+        self.0.store(u64::MAX, Ordering::Release);
+    }
+}
 
 #[test]
 fn eight_threads_times_a_million_increments_are_exact() {
@@ -154,14 +165,27 @@ fn registration_races_with_updates_and_reads() {
     let hot = reg.counter("hot").register().unwrap();
     let done = Arc::new(AtomicBool::new(false));
     let barrier = Arc::new(Barrier::new(REGISTRARS + 2));
+    // Progress of the updater (increments) and of the reader (passes over
+    // every index): halfway through, each registrar waits until both have
+    // made some, so registration overlaps both on any schedule.
+    let updated = Arc::new(AtomicU64::new(0));
+    let passes = Arc::new(AtomicU64::new(0));
 
     let registrars: Vec<_> = (0..REGISTRARS)
         .map(|t| {
             let (reg, barrier) = (reg.clone(), barrier.clone());
+            let (updated, passes) = (updated.clone(), passes.clone());
             std::thread::spawn(move || {
                 barrier.wait();
                 let mut mine = Vec::new();
                 for j in 0..PER_REGISTRAR {
+                    if j == PER_REGISTRAR / 2 {
+                        while updated.load(Ordering::Acquire) < 1000
+                            || passes.load(Ordering::Acquire) < 10
+                        {
+                            std::thread::yield_now();
+                        }
+                    }
                     let name = format!("t{t}_v{j}");
                     // Alternate classes: sharded, shared and watermark storage.
                     let index = match j % 3 {
@@ -182,12 +206,15 @@ fn registration_races_with_updates_and_reads() {
 
     let updater = {
         let (hot, done, barrier) = (hot.clone(), done.clone(), barrier.clone());
+        let updated = updated.clone();
         std::thread::spawn(move || {
+            let _release = ReleaseOnExit(updated.clone());
             barrier.wait();
             let mut n = 0u64;
             while !done.load(Ordering::Acquire) {
                 hot.inc();
                 n += 1;
+                updated.store(n, Ordering::Release);
             }
             n
         })
@@ -195,10 +222,13 @@ fn registration_races_with_updates_and_reads() {
 
     let reader = {
         let (reg, done, barrier) = (reg.clone(), done.clone(), barrier.clone());
+        let passes = passes.clone();
         std::thread::spawn(move || {
+            let _release = ReleaseOnExit(passes.clone());
             barrier.wait();
             let mut last = 0;
             while !done.load(Ordering::Acquire) {
+                passes.fetch_add(1, Ordering::Release);
                 let n = reg.num_pvars();
                 assert!(n >= last, "num_pvars went from {last} to {n}");
                 for i in 0..n {
@@ -219,6 +249,10 @@ fn registration_races_with_updates_and_reads() {
     done.store(true, Ordering::Release);
     let increments = updater.join().unwrap();
     reader.join().unwrap();
+    assert!(
+        increments >= 1000,
+        "{increments} updates during registration"
+    );
 
     let n = 1 + REGISTRARS * PER_REGISTRAR;
     assert_eq!(reg.num_pvars(), n);
@@ -255,12 +289,18 @@ fn counter_reads_never_go_backwards_while_writers_run() {
     let reg = Registry::new();
     let c = reg.counter("c").register().unwrap();
     let a = reg.aggregate::<u64>("a").register().unwrap();
+    // Halfway, each writer waits until the reader has read this many times,
+    // so that many reads overlap the writes on any schedule.
+    const OVERLAPPING_READS: u64 = 100;
     let done = Arc::new(AtomicBool::new(false));
+    let read_count = Arc::new(AtomicU64::new(0));
     let barrier = Arc::new(Barrier::new(WRITERS + 1));
 
     let reader = {
         let (c, a, done, barrier) = (c.clone(), a.clone(), done.clone(), barrier.clone());
+        let read_count = read_count.clone();
         std::thread::spawn(move || {
+            let _release = ReleaseOnExit(read_count.clone());
             barrier.wait();
             let (mut last_c, mut last_a, mut reads) = (0, 0, 0u64);
             loop {
@@ -277,6 +317,7 @@ fn counter_reads_never_go_backwards_while_writers_run() {
                 );
                 (last_c, last_a) = (now_c, now_a);
                 reads += 1;
+                read_count.store(reads, Ordering::Release);
                 if finished {
                     return (last_c, last_a, reads);
                 }
@@ -286,9 +327,15 @@ fn counter_reads_never_go_backwards_while_writers_run() {
     let writers: Vec<_> = (0..WRITERS)
         .map(|_| {
             let (c, a, barrier) = (c.clone(), a.clone(), barrier.clone());
+            let read_count = read_count.clone();
             std::thread::spawn(move || {
                 barrier.wait();
                 for i in 0..N {
+                    if i == N / 2 {
+                        while read_count.load(Ordering::Acquire) < OVERLAPPING_READS {
+                            std::thread::yield_now();
+                        }
+                    }
                     c.inc();
                     a.add(i % 7);
                 }
@@ -307,7 +354,7 @@ fn counter_reads_never_go_backwards_while_writers_run() {
         "the last read sees every update"
     );
     assert_eq!(final_a, WRITERS as u64 * per_writer_a);
-    assert!(reads >= 1);
+    assert!(reads > OVERLAPPING_READS, "{reads} reads");
 }
 
 #[test]

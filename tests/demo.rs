@@ -1,5 +1,14 @@
 //! Runs the `pvar` binary: `pvar demo --json` briefly, checking that its
 //! totals are consistent, and `pvar list --json`.
+//!
+//! The demo runs for a wall-clock duration, but what it does in that time
+//! depends on the machine: its workers may hardly be scheduled, and its
+//! `SIGPROF` sampler (`ITIMER_PROF`) fires per 2 ms of *CPU* time, which a
+//! loaded machine hands out slowly. So the checks are in two parts: every
+//! run's figures must be consistent (the engine's guarantees, whatever was
+//! sent), and a run that made too little progress to show anything (no
+//! message sent, no sample taken, no overhead figure) is repeated with
+//! twice the duration, up to [`ATTEMPTS`] times, before the test fails.
 
 use std::process::Command;
 
@@ -27,20 +36,48 @@ fn u(v: &Value, path: &str) -> u64 {
         .unwrap_or_else(|| panic!("{path} is not an unsigned integer in {v}"))
 }
 
-fn check_demo(r: &Value, threads: u64, size: u64) {
+/// Demo runs tried before giving up, each twice as long as the previous.
+const ATTEMPTS: u32 = 6;
+
+/// Runs `pvar demo --json --duration D <args>` with D = `duration`, then
+/// twice as long, and so on, until a run made enough progress (see the
+/// module docs); checks every run with `check_demo`. Returns the report of
+/// the run that made progress.
+fn demo_until_progress(duration: f64, args: &[&str], threads: u64, size: u64) -> Value {
+    let mut short = Vec::new();
+    let mut d = duration;
+    for _ in 0..ATTEMPTS {
+        let ds = d.to_string();
+        let mut all = vec!["demo", "--duration", &ds, "--json"];
+        all.extend_from_slice(args);
+        let r = run(&all);
+        match check_demo(&r, threads, size) {
+            Ok(()) => return r,
+            Err(why) => short.push(format!("{d} s: {why}")),
+        }
+        d *= 2.0;
+    }
+    panic!("no demo run made enough progress to check: {short:?}");
+}
+
+/// Checks one demo report: its figures are consistent, whatever the run
+/// did (panics otherwise); then `Err` if the run made too little progress
+/// to show anything (nothing sent, no sample, no overhead figure).
+fn check_demo(r: &Value, threads: u64, size: u64) -> Result<(), String> {
     assert_eq!(u(r, "/config/threads"), threads);
     assert_eq!(u(r, "/config/message_size"), size);
     if r["instrumentation"] == Value::Bool(false) {
         // Built with `compile-out`: the variables exist and stay at zero.
         assert_eq!(u(r, "/totals/messages_sent"), 0);
-        assert!(u(r, "/totals/workers_counted_sent") > 0);
         assert_eq!(r["ok"], Value::Bool(true), "{}", r["checks"]);
-        return;
+        if u(r, "/totals/workers_counted_sent") == 0 {
+            return Err("the workers sent nothing".into());
+        }
+        return Ok(());
     }
     let sent = u(r, "/totals/messages_sent");
     let received = u(r, "/totals/messages_received");
     let in_flight = u(r, "/totals/messages_in_flight");
-    assert!(sent > 0, "no message sent");
     assert_eq!(sent, received + in_flight, "sent = received + in flight");
     assert_eq!(in_flight, u(r, "/totals/messages_in_flight_callback"));
     assert_eq!(
@@ -82,43 +119,53 @@ fn check_demo(r: &Value, threads: u64, size: u64) {
         assert_eq!(s, *col, "column {j} of the matrix = messages to peer {j}");
     }
 
-    assert!(u(r, "/queues/high_watermark_max") >= 1);
+    if sent > 0 {
+        // A sent message was in its peer's inbox, at depth 1 at least.
+        assert!(u(r, "/queues/high_watermark_max") >= 1);
+    }
     assert_eq!(
         u(r, "/sampler/failed"),
         0,
         "the signal handler's reads failed"
     );
-    assert!(u(r, "/sampler/taken") > 0, "no SIGPROF sample taken");
-    let ratio = r["overhead"]["ratio"].as_f64().expect("overhead ratio");
-    assert!(ratio.is_finite() && ratio > 0.0, "overhead ratio {ratio}");
     assert_eq!(
         r["ok"],
         Value::Bool(true),
         "the demo's own checks: {}",
         r["checks"]
     );
+    // Progress: something to see.
+    if sent == 0 {
+        return Err("no message sent".into());
+    }
+    if u(r, "/sampler/taken") == 0 {
+        return Err("no SIGPROF sample taken".into());
+    }
+    // The overhead runs are separate: a ratio needs messages in both.
+    // Serialised as null when not finite.
+    match r["overhead"]["ratio"].as_f64() {
+        Some(ratio) if ratio.is_finite() => {
+            assert!(ratio > 0.0, "overhead ratio {ratio}");
+            Ok(())
+        }
+        _ => Err(format!("no overhead ratio: {}", r["overhead"])),
+    }
 }
 
 #[test]
 fn demo_json_totals_are_consistent() {
-    let r = run(&["demo", "--duration", "1", "--json", "--threads", "3"]);
-    check_demo(&r, 3, 256);
+    let r = demo_until_progress(1.0, &["--threads", "3"], 3, 256);
     assert_eq!(r["config"]["protocol"], "eager");
 }
 
 #[test]
 fn demo_rendezvous_with_large_messages() {
-    let r = run(&[
-        "demo",
-        "--duration",
-        "0.5",
-        "--json",
-        "--threads",
-        "2",
-        "--message-size",
-        "10000",
-    ]);
-    check_demo(&r, 2, 10000);
+    let r = demo_until_progress(
+        0.5,
+        &["--threads", "2", "--message-size", "10000"],
+        2,
+        10000,
+    );
     assert_eq!(r["config"]["protocol"], "rendezvous");
     assert_eq!(u(&r, "/config/messages_per_burst"), 1);
 }

@@ -15,6 +15,14 @@
 //! final read equal the exact number of updates; counter and timer reads
 //! never went backwards on any thread; a watchdog aborts instead of hanging.
 //!
+//! How long the run lasts is decided by progress, not by the clock: it goes
+//! on until every party has done its share (signals handled in total, on
+//! each worker and on the tool thread, `SIGPROF`s, worker updates, tool
+//! cycles; see [`PROGRESS`]), however slowly a loaded machine gets there.
+//! Wall-clock limits are only there to fail loudly: the run fails after
+//! [`RUN_CAP`] without reaching its targets, and the watchdog aborts the
+//! process after [`WATCHDOG`], naming the phase that hung.
+//!
 //! Linux only (`setitimer`, `pthread_kill`, `__errno_location`).
 #![cfg(target_os = "linux")]
 
@@ -130,6 +138,44 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static STOP_SIGNALS: AtomicBool = AtomicBool::new(false);
 static STOP_WORK: AtomicBool = AtomicBool::new(false);
 static DONE: AtomicBool = AtomicBool::new(false);
+
+/// Progress the run waits for before winding down (see [`progress`]):
+/// signals handled in all, on each worker and on the tool thread; SIGPROFs
+/// handled; updates per worker (the timer section runs every 32); tool
+/// session cycles.
+struct Progress {
+    handled: u64,
+    per_target: u64,
+    prof: u64,
+    worker_updates: u64,
+    tool_cycles: u64,
+}
+
+const PROGRESS: Progress = Progress {
+    handled: 30_000,
+    per_target: 1_000,
+    prof: 100,
+    worker_updates: 100_000,
+    tool_cycles: 1_000,
+};
+/// The run fails (after winding down) if the targets are not reached by
+/// then: tens of times what they take on a loaded 2-core machine.
+const RUN_CAP: Duration = Duration::from_secs(150);
+/// The watchdog aborts the process after this long (from the test's start):
+/// the run's cap plus ample time for setup and wind-down.
+const WATCHDOG: Duration = Duration::from_secs(240);
+
+/// What the test is doing, for the watchdog's message.
+static PHASE: AtomicUsize = AtomicUsize::new(PHASE_SETUP);
+const PHASE_SETUP: usize = 0;
+const PHASE_RUN: usize = 1;
+const PHASE_WIND_DOWN: usize = 2;
+const PHASE_CHECKS: usize = 3;
+
+/// Updates done by each worker so far (published every 32 updates).
+static WORKER_UPDATES: [AtomicU64; WORKERS] = [const { AtomicU64::new(0) }; WORKERS];
+/// Session cycles the tool thread has completed so far.
+static TOOL_CYCLES: AtomicU64 = AtomicU64::new(0);
 
 static HANDLED: AtomicU64 = AtomicU64::new(0);
 static HANDLED_PROF: AtomicU64 = AtomicU64::new(0);
@@ -378,6 +424,32 @@ fn pthread_self_usize() -> usize {
     unsafe { libc::pthread_self() as usize }
 }
 
+/// Whether the run has reached every [`PROGRESS`] target, and a summary of
+/// where it stands.
+fn progress() -> (bool, String) {
+    let p = &PROGRESS;
+    let handled = HANDLED.load(Relaxed);
+    let targets: Vec<u64> = (1..=WORKERS)
+        .chain([TOOL_SLOT])
+        .map(|slot| PER_THREAD[slot].load(Relaxed))
+        .collect();
+    let prof = HANDLED_PROF.load(Relaxed);
+    let updates: Vec<u64> = WORKER_UPDATES.iter().map(|u| u.load(Relaxed)).collect();
+    let cycles = TOOL_CYCLES.load(Relaxed);
+    let reached = handled >= p.handled
+        && targets.iter().all(|&n| n >= p.per_target)
+        && prof >= p.prof
+        && updates.iter().all(|&n| n >= p.worker_updates)
+        && cycles >= p.tool_cycles;
+    let summary = format!(
+        "handled {handled} of {}; on workers and tool {targets:?}, each of {}; \
+         SIGPROF {prof} of {}; worker updates {updates:?}, each of {}; \
+         tool cycles {cycles} of {}",
+        p.handled, p.per_target, p.prof, p.worker_updates, p.tool_cycles
+    );
+    (reached, summary)
+}
+
 // ---------------------------------------------------------------------------
 
 #[test]
@@ -388,10 +460,15 @@ fn handler_reads_and_resets_under_load_without_allocating() {
     let watchdog = std::thread::spawn(|| {
         IN_HANDLER.set(false);
         THREAD_SLOT.set(WATCHDOG_SLOT);
-        let deadline = Instant::now() + Duration::from_secs(28);
+        let deadline = Instant::now() + WATCHDOG;
         while !DONE.load(SeqCst) {
             if Instant::now() > deadline {
-                die("\nsignal_safety: FATAL: watchdog: the test did not finish within 28 s\n");
+                die(match PHASE.load(SeqCst) {
+                    PHASE_SETUP => "\nsignal_safety: FATAL: watchdog: hung in setup\n",
+                    PHASE_RUN => "\nsignal_safety: FATAL: watchdog: hung in the run\n",
+                    PHASE_WIND_DOWN => "\nsignal_safety: FATAL: watchdog: hung winding down\n",
+                    _ => "\nsignal_safety: FATAL: watchdog: hung in the final checks\n",
+                });
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -464,6 +541,7 @@ fn handler_reads_and_resets_under_load_without_allocating() {
                         timer.start();
                         std::hint::black_box(n);
                         timer.stop();
+                        WORKER_UPDATES[w].store(n, Relaxed);
                     }
                 }
                 // Stop being a signal target before the thread ends.
@@ -501,6 +579,7 @@ fn handler_reads_and_resets_under_load_without_allocating() {
                 // The rest go with the session.
                 reg.session_free(s).unwrap();
                 iterations += 1;
+                TOOL_CYCLES.store(iterations, Relaxed);
             }
             TARGETS[WORKERS].store(0, SeqCst);
             iterations
@@ -533,20 +612,21 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         }
     });
 
-    // Run at least 3 s, then until enough signals were handled (or 15 s).
+    // Run until every party has made its progress (polled; the sleep only
+    // spaces the polls), failing after RUN_CAP.
+    PHASE.store(PHASE_RUN, SeqCst);
     let run_start = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-        let elapsed = run_start.elapsed();
-        if elapsed > Duration::from_secs(15)
-            || (elapsed > Duration::from_secs(3) && HANDLED.load(Relaxed) >= 30_000)
-        {
-            break;
+    let (reached, progress_at_end) = loop {
+        let (reached, summary) = progress();
+        if reached || run_start.elapsed() > RUN_CAP {
+            break (reached, summary);
         }
-    }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let run_time = run_start.elapsed();
 
     // Wind down: no new signals, then no handler in flight, then the work.
+    PHASE.store(PHASE_WIND_DOWN, SeqCst);
     set_itimer(0);
     STOP_SIGNALS.store(true, SeqCst);
     signaller.join().unwrap();
@@ -594,7 +674,15 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         SHARED_HWM_BACKWARDS.load(SeqCst),
     );
 
+    println!("signal_safety: progress at the end of the run: {progress_at_end}");
+
     // Checks.
+    PHASE.store(PHASE_CHECKS, SeqCst);
+    assert!(
+        reached,
+        "the run did not reach its progress targets within {} s: {progress_at_end}",
+        RUN_CAP.as_secs()
+    );
     let s = SessionId::from_raw(S_MAIN.load(SeqCst));
     assert_eq!(HANDLER_ERRORS.load(SeqCst), 0, "handler operations failed");
     assert_eq!(
@@ -622,8 +710,16 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         0,
         "a watermark written by several threads went backwards"
     );
-    assert!(handled >= 1000, "only {handled} signals handled");
-    assert!(tool_iterations > 0);
+    // Implied by the progress targets; stated for the reader.
+    assert!(
+        handled >= PROGRESS.handled,
+        "only {handled} signals handled"
+    );
+    assert!(tool_iterations >= PROGRESS.tool_cycles);
+    assert!(
+        last.iter().all(|&n| n >= PROGRESS.worker_updates),
+        "updates per worker: {last:?}"
+    );
 
     let final_rr = reg.read_u64(s, hid(&H_RR)).unwrap();
     assert_eq!(

@@ -254,6 +254,17 @@ fn callback_variables_are_notified_and_count_per_object() {
     assert_eq!(events.load(Ordering::SeqCst), 4, "bind, start, stop, free");
 }
 
+/// Sets a progress counter to its maximum when dropped: a thread that ends,
+/// even by panicking, no longer holds up the threads waiting for its
+/// progress (the test then fails at its join instead of hanging).
+struct ReleaseOnExit(Arc<AtomicUsize>);
+
+impl Drop for ReleaseOnExit {
+    fn drop(&mut self) {
+        self.0.store(usize::MAX, Ordering::Release);
+    }
+}
+
 #[test]
 fn sum_semantics_exact_under_concurrent_updaters() {
     let reg = Registry::new();
@@ -263,15 +274,22 @@ fn sum_semantics_exact_under_concurrent_updaters() {
     s.start(h).unwrap();
     const THREADS: u64 = 4;
     const N: u64 = 500_000;
+    // The workers go on past N until the tool has done this many
+    // readresets, so that many happen while they update, on any schedule.
+    const RESETS: usize = 200;
+    let resets = Arc::new(AtomicUsize::new(0));
     let barrier = Arc::new(Barrier::new(THREADS as usize + 1));
     let workers: Vec<_> = (0..THREADS)
         .map(|_| {
-            let (c, barrier) = (c.clone(), barrier.clone());
+            let (c, barrier, resets) = (c.clone(), barrier.clone(), resets.clone());
             std::thread::spawn(move || {
                 barrier.wait();
-                for _ in 0..N {
+                let mut n = 0u64;
+                while n < N || resets.load(Ordering::Acquire) < RESETS {
                     c.inc();
+                    n += 1;
                 }
+                n
             })
         })
         .collect();
@@ -279,6 +297,9 @@ fn sum_semantics_exact_under_concurrent_updaters() {
     // Read-reset while the workers run: the deltas must add up exactly.
     let mut total = 0u64;
     let mut out = [0u64];
+    // If this thread panics, the workers must not wait for it forever.
+    let _release = ReleaseOnExit(resets.clone());
+    let mut done = 0;
     while workers.iter().any(|w| !w.is_finished()) {
         let v1 = s.read_u64(h).unwrap();
         let v2 = s.read_u64(h).unwrap();
@@ -286,13 +307,15 @@ fn sum_semantics_exact_under_concurrent_updaters() {
         s.readreset(h, &mut out).unwrap();
         assert!(out[0] >= v2, "a readreset returns at least the last read");
         total += out[0];
+        done += 1;
+        resets.store(done, Ordering::Release);
     }
-    for w in workers {
-        w.join().unwrap();
-    }
+    assert!(done >= RESETS, "{done} readresets while the workers ran");
+    let updates: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    assert!(updates >= THREADS * N);
     s.readreset(h, &mut out).unwrap();
     total += out[0];
-    assert_eq!(total, THREADS * N);
+    assert_eq!(total, updates);
 }
 
 #[test]
@@ -329,6 +352,8 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
         let index = hi.index();
         std::thread::spawn(move || {
             let s = reg.session().unwrap();
+            let mut n = 0;
+            let _release = ReleaseOnExit(cycles.clone());
             while !done.load(Ordering::Relaxed) {
                 let (h, _) = s.alloc(index, None).unwrap();
                 s.start(h).unwrap();
@@ -336,16 +361,18 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
                 assert!(v <= 5001);
                 s.stop(h).unwrap();
                 s.free(h).unwrap();
-                cycles.fetch_add(1, Ordering::Relaxed);
+                n += 1;
+                cycles.store(n, Ordering::Relaxed);
             }
+            n
         })
     };
     for u in updaters {
         u.join().unwrap();
     }
     done.store(true, Ordering::Relaxed);
-    churn.join().unwrap();
-    assert!(cycles.load(Ordering::Relaxed) >= CYCLES);
+    let n = churn.join().unwrap();
+    assert!(n >= CYCLES, "{n} churn cycles");
     assert_eq!(
         s.read_u64(keep).unwrap(),
         5001,

@@ -258,22 +258,34 @@ mod tests {
     fn free_waits_for_readers_on_other_threads() {
         let t = std::sync::Arc::new(SlotTable::<Vec<u64>>::new(ErrorCode::OutOfHandles));
         let key = t.alloc(vec![1; 64]).unwrap();
+        // Readers that have read once: the free waits for both (or for one
+        // to have ended, by panicking), so it overlaps their reads on any
+        // schedule.
+        let reading = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let readers: Vec<_> = (0..2)
             .map(|_| {
-                let t = t.clone();
+                let (t, reading) = (t.clone(), reading.clone());
                 std::thread::spawn(move || {
                     let mut reads = 0u64;
                     while let Some(r) = t.get(key) {
                         assert_eq!(r.iter().sum::<u64>(), 64);
                         reads += 1;
+                        if reads == 1 {
+                            reading.fetch_add(1, std::sync::atomic::Ordering::Release);
+                        }
                     }
                     reads
                 })
             })
             .collect();
+        while reading.load(std::sync::atomic::Ordering::Acquire) < 2
+            && !readers.iter().any(|r| r.is_finished())
+        {
+            std::thread::yield_now();
+        }
         assert_eq!(t.free(key).map(|v| v.len()), Some(64));
         for r in readers {
-            r.join().unwrap();
+            assert!(r.join().unwrap() >= 1, "each reader read before the free");
         }
     }
 }

@@ -11,8 +11,13 @@
  *   - the high watermark ends at the largest level recorded;
  *   - a counter and a level updated call-free through pvar_local_cell end
  *     exact as well.
+ * Halfway through, every updater waits until each reader has read and the
+ * churn thread has completed a round, so reads and churn overlap the
+ * updates on any schedule (no sleeps: the parties wait for each other).
  */
+#include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +35,10 @@ static pvar_var counter, per_peer, level, high, local_counter, local_level;
 static int counter_index, per_peer_index, level_index, high_index;
 static pthread_barrier_t start_line;
 static volatile int updaters_done;
+/* Progress, read by the updaters halfway: read rounds per reader, churn
+ * rounds (INT_MAX once the churn thread has stopped, so that an early stop
+ * holds nobody up; its error count says why). */
+static int reader_rounds[READERS], churn_rounds;
 
 struct reader_result {
     int errors, reads, nonmonotonic;
@@ -44,6 +53,12 @@ static void *updater(void *arg) {
     uint64_t *ll = pvar_local_cell(local_level, 0);
     pthread_barrier_wait(&start_line);
     for (k = 0; k < ITERS; k++) {
+        if (k == ITERS / 2) {
+            int j;
+            for (j = 0; j < READERS; j++)
+                while (__atomic_load_n(&reader_rounds[j], __ATOMIC_ACQUIRE) < 1) sched_yield();
+            while (__atomic_load_n(&churn_rounds, __ATOMIC_ACQUIRE) < 1) sched_yield();
+        }
         pvar_local_inc(lc);
         pvar_local_inc(ll);
         pvar_inc(counter);
@@ -56,8 +71,14 @@ static void *updater(void *arg) {
     return NULL;
 }
 
+struct reader_arg {
+    struct reader_result *result;
+    int id;
+};
+
 static void *reader(void *arg) {
-    struct reader_result *r = arg;
+    struct reader_arg *a = arg;
+    struct reader_result *r = a->result;
     MPI_T_pvar_session s;
     MPI_T_pvar_handle hc, hp, hl, hh;
     int count;
@@ -78,6 +99,7 @@ static void *reader(void *arg) {
         if (MPI_T_pvar_read(s, hp, peers) != MPI_SUCCESS) r->errors++;
         if (MPI_T_pvar_read(s, hh, &v) != MPI_SUCCESS) r->errors++;
         r->reads++;
+        __atomic_store_n(&reader_rounds[a->id], r->reads, __ATOMIC_RELEASE);
     }
     /* All updaters have been joined by main before updaters_done is set. */
     if (MPI_T_pvar_read(s, hc, &r->final_counter) != MPI_SUCCESS) r->errors++;
@@ -110,13 +132,16 @@ static void *churn(void *arg) {
         if (MPI_T_pvar_read(s, stale, &v) != MPI_T_ERR_INVALID_HANDLE) c->errors++;
         if (MPI_T_pvar_session_free(&s) != MPI_SUCCESS) c->errors++;
         c->rounds++;
+        __atomic_store_n(&churn_rounds, c->rounds, __ATOMIC_RELEASE);
     }
+    __atomic_store_n(&churn_rounds, INT_MAX, __ATOMIC_RELEASE);
     return NULL;
 }
 
 int main(void) {
     pthread_t up[UPDATERS], rd[READERS], ch;
     struct reader_result res[READERS];
+    struct reader_arg rargs[READERS];
     struct churn_result cres = {0, 0};
     pvar_info i;
     int provided, k, j;
@@ -157,7 +182,11 @@ int main(void) {
 
     memset(res, 0, sizeof res);
     pthread_barrier_init(&start_line, NULL, UPDATERS + READERS + 2);
-    for (k = 0; k < READERS; k++) pthread_create(&rd[k], NULL, reader, &res[k]);
+    for (k = 0; k < READERS; k++) {
+        rargs[k].result = &res[k];
+        rargs[k].id = k;
+        pthread_create(&rd[k], NULL, reader, &rargs[k]);
+    }
     pthread_create(&ch, NULL, churn, &cres);
     for (k = 0; k < UPDATERS; k++) pthread_create(&up[k], NULL, updater, (void *)(long)k);
     pthread_barrier_wait(&start_line);
@@ -170,6 +199,7 @@ int main(void) {
         printf("reader %d: %d reads while updating, final counter %llu, level %llu, high %llu\n",
                k, res[k].reads, res[k].final_counter, res[k].final_level, res[k].final_high);
         CHECK(res[k].errors == 0);
+        CHECK(res[k].reads >= 1); /* while updating: the updaters waited for it */
         CHECK(res[k].nonmonotonic == 0);
         CHECK(res[k].final_counter == (unsigned long long)UPDATERS * ITERS);
         for (j = 0; j < PEERS; j++)
@@ -179,6 +209,7 @@ int main(void) {
     }
     printf("churn: %d session/handle rounds\n", cres.rounds);
     CHECK(cres.errors == 0);
+    CHECK(cres.rounds >= 1); /* while updating: the updaters waited for it */
     CHECK(pvar_get_at(counter, 0) == (uint64_t)UPDATERS * ITERS);
     CHECK(pvar_get_at(level, 0) == 0);
     CHECK(pvar_get_at(local_counter, 0) == (uint64_t)UPDATERS * ITERS);
