@@ -53,7 +53,7 @@ pub struct Args {
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-/// SIGPROF period, in process CPU time.
+/// SIGPROF period (wall time).
 const SAMPLE_INTERVAL: Duration = Duration::from_millis(2);
 /// Live view refresh period.
 const REFRESH: Duration = Duration::from_millis(250);

@@ -486,7 +486,7 @@ pub fn print_text(r: &Report) {
     println!("{line}");
     let s = &r.sampler;
     println!(
-        "sampled timeline ({} every {} us of CPU time: {} samples, {} failed, {} kept)",
+        "sampled timeline ({} every {} us: {} samples, {} failed, {} kept)",
         s.signal,
         s.interval_us,
         group(s.taken),

@@ -1,6 +1,11 @@
-//! A sampling tool: a `SIGPROF` handler (armed with `setitimer`) that reads
-//! the demo's variables through the same session's handles and appends a
-//! record to a preallocated ring.
+//! A sampling tool: a `SIGPROF` handler (driven by a POSIX interval timer
+//! on the monotonic clock) that reads the demo's variables through the same
+//! session's handles and appends a record to a preallocated ring.
+//!
+//! The timer counts wall time, not CPU time (`ITIMER_PROF`): the kernel
+//! checks a CPU-time timer only on clock ticks that find one of the
+//! process's threads running, so a demo whose workers mostly wait, on a
+//! busy machine, could run for seconds without a single sample.
 //!
 //! Everything the handler touches exists before the handler is installed:
 //! the registry, the session and its handles (kept in a static), the ring
@@ -9,7 +14,7 @@
 //! lock. `errno` is saved and restored.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pvar::Registry;
@@ -40,6 +45,10 @@ static SLOTS: [Slot; RING] = [const { Slot::new() }; RING];
 static NEXT: AtomicU64 = AtomicU64::new(0);
 static FAILED: AtomicU64 = AtomicU64::new(0);
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Handlers between their check of `ACTIVE` and their return.
+static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+/// The POSIX timer (`timer_t`, a pointer on Linux), once created.
+static TIMER: AtomicUsize = AtomicUsize::new(0);
 
 struct Ctx {
     reg: &'static Registry,
@@ -78,7 +87,7 @@ pub struct Samples {
     pub failed: u64,
     /// The samples still in the ring, oldest first.
     pub samples: Vec<Sample>,
-    /// Timer interval (CPU time).
+    /// Timer interval (wall time).
     pub interval: Duration,
 }
 
@@ -102,12 +111,17 @@ extern "C" fn on_sigprof(_sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *m
     #[cfg(target_os = "linux")]
     // SAFETY: the thread's own errno.
     let saved = unsafe { *errno_ptr() };
-    if ACTIVE.load(Ordering::Acquire)
+    // Announce the handler before checking ACTIVE (both SeqCst, paired
+    // with `stop`): either `stop` sees it in flight and waits, or the
+    // handler sees ACTIVE cleared and records nothing.
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    if ACTIVE.load(Ordering::SeqCst)
         && let Some(ctx) = CTX.get()
         && record(ctx).is_err()
     {
         FAILED.fetch_add(1, Ordering::Relaxed);
     }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
     #[cfg(target_os = "linux")]
     // SAFETY: as above.
     unsafe {
@@ -152,8 +166,9 @@ fn record(ctx: &Ctx) -> pvar::Result<()> {
     Ok(())
 }
 
-/// Installs the handler and arms `ITIMER_PROF` every `interval` of process
-/// CPU time. `handles` must stay allocated until [`stop`].
+/// Installs the handler and arms a timer that sends the process `SIGPROF`
+/// every `interval` of wall time. `handles` must stay allocated until
+/// [`stop`].
 pub fn start(reg: &'static Registry, handles: Handles, interval: Duration) -> std::io::Result<()> {
     CTX.set(Ctx {
         reg,
@@ -172,21 +187,36 @@ pub fn start(reg: &'static Registry, handles: Handles, interval: Duration) -> st
             return Err(std::io::Error::last_os_error());
         }
     }
-    ACTIVE.store(true, Ordering::Release);
+    // SAFETY: a zeroed sigevent is valid; we fill in the notification kind
+    // and signal, and `timer` is a valid out pointer.
+    let timer = unsafe {
+        let mut sev: libc::sigevent = std::mem::zeroed();
+        sev.sigev_notify = libc::SIGEV_SIGNAL;
+        sev.sigev_signo = libc::SIGPROF;
+        let mut timer: libc::timer_t = std::ptr::null_mut();
+        if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        timer
+    };
+    TIMER.store(timer as usize, Ordering::Release);
+    ACTIVE.store(true, Ordering::SeqCst);
     set_timer(interval)
 }
 
 fn set_timer(interval: Duration) -> std::io::Result<()> {
-    let tv = libc::timeval {
+    let timer = TIMER.load(Ordering::Acquire) as libc::timer_t;
+    let ts = libc::timespec {
         tv_sec: interval.as_secs() as libc::time_t,
-        tv_usec: interval.subsec_micros() as libc::suseconds_t,
+        tv_nsec: interval.subsec_nanos() as libc::c_long,
     };
-    let it = libc::itimerval {
-        it_interval: tv,
-        it_value: tv,
+    let it = libc::itimerspec {
+        it_interval: ts,
+        it_value: ts,
     };
-    // SAFETY: plain system call with valid pointers.
-    if unsafe { libc::setitimer(libc::ITIMER_PROF, &it, std::ptr::null_mut()) } != 0 {
+    // SAFETY: `timer` was created by `start` and is never deleted; valid
+    // pointers. A zero `it_value` disarms it.
+    if unsafe { libc::timer_settime(timer, 0, &it, std::ptr::null_mut()) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
@@ -196,9 +226,12 @@ fn set_timer(interval: Duration) -> std::io::Result<()> {
 /// signal still pending cannot kill the process) and returns the samples.
 pub fn stop(interval: Duration) -> Samples {
     let _ = set_timer(Duration::ZERO);
-    ACTIVE.store(false, Ordering::Release);
-    // Let a handler already running on another thread finish.
-    std::thread::sleep(Duration::from_millis(5));
+    ACTIVE.store(false, Ordering::SeqCst);
+    // Wait for handlers already past their ACTIVE check (on other threads;
+    // each is a bounded read of a few handles).
+    while IN_FLIGHT.load(Ordering::SeqCst) != 0 {
+        std::hint::spin_loop();
+    }
     let taken = NEXT.load(Ordering::Acquire);
     let mut recs: Vec<(u64, [u64; FIELDS])> = SLOTS
         .iter()
