@@ -119,6 +119,25 @@ pvar::cvar! {
     name = "PVAR_BENCH_EAGER_LIMIT";
 }
 
+/// Times `read` (inlined: generic, not a `dyn` call), summing what it
+/// returns so the loop cannot be dropped, and checks the sum, so a case
+/// that read the wrong thing panics.
+fn cvar_case<M: criterion::measurement::Measurement<Value = std::time::Duration>>(
+    group: &mut criterion::BenchmarkGroup<'_, M>,
+    name: &str,
+    read: impl Fn() -> u64,
+    each: u64,
+) {
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let mut sum = 0u64;
+            let d = timed(iters, || sum = sum.wrapping_add(read()));
+            assert_eq!(sum, each.wrapping_mul(iters));
+            d
+        })
+    });
+}
+
 fn cvar_read(c: &mut Criterion) {
     let mut group = c.benchmark_group("cvar_read");
     quick(&mut group);
@@ -130,33 +149,18 @@ fn cvar_read(c: &mut Criterion) {
         .register()
         .unwrap();
     let atomic = std::sync::atomic::AtomicU64::new(3);
-    // Each case sums what it reads, so the loop cannot be dropped, and
-    // checks the sum, so a case that read the wrong thing would panic.
-    let case = |group: &mut criterion::BenchmarkGroup<'_, _>,
-                name: &str,
-                read: &dyn Fn() -> u64,
-                each: u64| {
-        group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let mut sum = 0u64;
-                let d = timed(iters, || sum = sum.wrapping_add(read()));
-                assert_eq!(sum, each.wrapping_mul(iters));
-                d
-            })
-        });
-    };
-    case(
+    cvar_case(
         &mut group,
         "atomic_load",
-        &|| black_box(&atomic).load(std::sync::atomic::Ordering::Relaxed),
+        || black_box(&atomic).load(std::sync::atomic::Ordering::Relaxed),
         3,
     );
-    case(&mut group, "handle", &|| black_box(&handle).get(), 3);
-    case(&mut group, "static", &|| black_box(&EAGER_LIMIT).get(), 3);
-    case(
+    cvar_case(&mut group, "handle", || black_box(&handle).get(), 3);
+    cvar_case(&mut group, "static", || black_box(&EAGER_LIMIT).get(), 3);
+    cvar_case(
         &mut group,
         "string_len",
-        &|| black_box(&string).get().len() as u64,
+        || black_box(&string).get().len() as u64,
         5,
     );
     group.finish();

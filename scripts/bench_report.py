@@ -517,6 +517,27 @@ def main():
     md.append(table(["operation", "median", "per unit"], rows))
     md.append("")
 
+    # ---- control variable reads (goal of the cvar issue: about a relaxed
+    # atomic load)
+    base = g("cvar_read/atomic_load")
+    if base is not None:
+        md.append("### Control variable reads (group `cvar_read`, benches/tool.rs)\n")
+        md.append(
+            "A component reading a cvar on its hot path, next to a relaxed "
+            "`AtomicU64` load in the same loop (the goal: about one relaxed load).\n"
+        )
+        rows = []
+        for case, label in (
+            ("atomic_load", "*relaxed `AtomicU64` load*"),
+            ("handle", "registered cvar handle, `get`"),
+            ("static", "`cvar!` static, `get`"),
+            ("string_len", "string cvar, `get().len()` (no lock)"),
+        ):
+            v = g(f"cvar_read/{case}")
+            rows.append([label, ns(v), rx(ratio(v, base))])
+        md.append(table(["read", "median", "×atomic load"], rows))
+        md.append("")
+
     # ---- compile-out
     md.append("## Instrumentation compiled out (benches/compile_out.rs)\n")
     md.append(
