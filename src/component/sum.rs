@@ -32,8 +32,6 @@ pub(crate) struct Sharded {
     /// `storage.hot.cells.id()`, cached for [`CellSpace::update_cached`].
     space_id: u64,
     slot: Slot,
-    /// `storage.repr`, cached so that `f64` classes need no pointer chase.
-    repr: Repr,
     count: usize,
     storage: Arc<Storage>,
     registry: Registry,
@@ -53,7 +51,6 @@ impl Sharded {
         Self {
             space_id: storage.hot.cells.id(),
             slot: *slot,
-            repr: storage.repr,
             count: storage.count,
             registry: registry.clone(),
             index,
@@ -260,6 +257,7 @@ impl<T: Magnitude> Clone for Aggregate<T> {
 
 impl<T: Magnitude> FromStorage for Aggregate<T> {
     fn from_storage(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
+        debug_assert_eq!(storage.repr == Repr::Float, T::IS_FLOAT, "cells fit T");
         Self {
             core: Sharded::new(registry, index, storage),
             _t: PhantomData,
@@ -278,7 +276,8 @@ impl<T: Magnitude> Aggregate<T> {
     #[inline(always)]
     pub fn add_at(&self, i: usize, x: T) {
         let bits = x.to_bits();
-        if self.core.repr == Repr::Float {
+        // A constant per `T` (see `Value::IS_FLOAT`): no branch at run time.
+        if T::IS_FLOAT {
             self.core
                 .update(i, |v| (f64::from_bits(v) + f64::from_bits(bits)).to_bits());
         } else {
@@ -510,6 +509,7 @@ impl<T: Magnitude> Clone for Level<T> {
 
 impl<T: Magnitude> FromStorage for Level<T> {
     fn from_storage(registry: &Registry, index: usize, storage: Arc<Storage>) -> Self {
+        debug_assert_eq!(storage.repr == Repr::Float, T::IS_FLOAT, "cells fit T");
         let core = Sharded::new(registry, index, storage);
         if ENABLED {
             // `set` writes the orphan record's cell: allocate its chunk now
@@ -527,7 +527,7 @@ impl<T: Magnitude> FromStorage for Level<T> {
 impl<T: Magnitude> Level<T> {
     #[inline(always)]
     fn delta(&self, i: usize, amount: f64, int: u64) {
-        if self.core.repr == Repr::Float {
+        if T::IS_FLOAT {
             self.core
                 .update(i, |v| (f64::from_bits(v) + amount).to_bits());
         } else {
@@ -604,11 +604,9 @@ impl<T: Magnitude> Level<T> {
     pub fn set_at(&self, i: usize, x: T) {
         if ENABLED {
             self.core.check(i);
-            self.core.cells().set_total(
-                self.core.slot.at(i),
-                x.to_bits(),
-                self.core.repr == Repr::Float,
-            );
+            self.core
+                .cells()
+                .set_total(self.core.slot.at(i), x.to_bits(), T::IS_FLOAT);
         }
     }
 

@@ -18,6 +18,10 @@ mod sealed {
 pub trait Value: sealed::Sealed + Copy + Send + Sync + PartialOrd + 'static {
     /// The datatype registered by default for this type.
     const DATATYPE: Datatype;
+    /// Whether cells hold this type as `f64` bits (summed as doubles). A
+    /// handle's type fixes its cells' representation: the builders refuse
+    /// a datatype override that would change it.
+    const IS_FLOAT: bool = false;
     /// The cell bit pattern of the value.
     fn to_bits(self) -> u64;
     /// The value of a cell bit pattern.
@@ -57,6 +61,7 @@ impl Value for u64 {
 
 impl Value for f64 {
     const DATATYPE: Datatype = Datatype::Double;
+    const IS_FLOAT: bool = true;
     #[inline(always)]
     fn to_bits(self) -> u64 {
         f64::to_bits(self)
