@@ -74,6 +74,23 @@ def table(head, rows):
     return "\n".join(out)
 
 
+def per_thread_table(cases, threads, get, base_a, base_b):
+    """A table of `cases` ((case, label, kind) rows; baselines in italics):
+    for each thread count the median and its ratios to two baseline cases
+    ((case, column title) pairs) of the same thread count."""
+    head = ["case"]
+    for t in threads:
+        head += [f"{t} thr", base_a[1], base_b[1]]
+    rows = []
+    for case, label, kind in cases:
+        r = [label if kind == "pvar" else f"*{label}*"]
+        for t in threads:
+            v = get(case, t)
+            r += [ns(v), rx(ratio(v, get(base_a[0], t))), rx(ratio(v, get(base_b[0], t)))]
+        rows.append(r)
+    return table(head, rows)
+
+
 def verdict(ok):
     if ok is None:
         return "n/a"
@@ -414,17 +431,7 @@ def main():
         "Median ns per update per thread; ratios to the plain thread-local `+= 1` "
         "(×TL) and to an owned `fetch_add` (×atomic) with the same thread count.\n"
     )
-    head = ["case"]
-    for t in threads:
-        head += [f"{t} thr", "×TL", "×atomic"]
-    rows = []
-    for case, label, kind in UPDATE:
-        r = [label if kind == "pvar" else f"*{label}*"]
-        for t in threads:
-            v = u(case, t)
-            r += [ns(v), rx(ratio(v, u("thread_local", t))), rx(ratio(v, u("atomic_owned", t)))]
-        rows.append(r)
-    md.append(table(head, rows))
+    md.append(per_thread_table(UPDATE, threads, u, ("thread_local", "×TL"), ("atomic_owned", "×atomic")))
     md.append("")
     tl_1, tl_n = u("thread_local", 1), u("thread_local", tmax)
     if tl_1 and tl_n and tmax > 1 and tl_n / tl_1 > 1.3:
@@ -473,17 +480,7 @@ def main():
             "thread count. The `libpvar.so` rows show n/a when the shared library was not "
             "built (`cargo build --release --lib`).\n"
         )
-        head = ["case"]
-        for t in c_threads:
-            head += [f"{t} thr", "×TL", "×Counter"]
-        rows = []
-        for case, label, kind in C_COMPONENT:
-            r = [label if kind == "pvar" else f"*{label}*"]
-            for t in c_threads:
-                v = cc(case, t)
-                r += [ns(v), rx(ratio(v, cc("thread_local", t))), rx(ratio(v, cc("counter", t)))]
-            rows.append(r)
-        md.append(table(head, rows))
+        md.append(per_thread_table(C_COMPONENT, c_threads, cc, ("thread_local", "×TL"), ("counter", "×Counter")))
         md.append("")
 
     # ---- timer table
