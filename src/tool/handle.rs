@@ -100,8 +100,7 @@ impl HandleData {
             state,
         };
         if continuous {
-            data.start_unchecked();
-            data.notify(Notify::Start);
+            data.start();
         }
         data
     }
@@ -132,18 +131,26 @@ impl HandleData {
     }
 
     /// Applies `f(x, started, current) -> new word` to element `i` with a
-    /// CAS loop; returns what `f` computed alongside the word.
+    /// CAS loop; returns what `f` computed alongside the word. The merged
+    /// read `current` is made only when `started == read_when` (0 is
+    /// passed otherwise): while started for stop, write and reset, while
+    /// stopped for start.
     #[inline]
     fn cas_element<R>(
         &self,
         cells: &[AtomicU128],
         i: usize,
+        read_when: bool,
         f: impl Fn(u64, bool, u64) -> (u128, R),
     ) -> R {
         let mut w = cells[i].load(Ordering::Acquire);
         loop {
             let (x, started) = unpack(w);
-            let current = if started { self.storage.current(i) } else { 0 };
+            let current = if started == read_when {
+                self.storage.current(i)
+            } else {
+                0
+            };
             let (new, r) = f(x, started, current);
             if new == w {
                 return r;
@@ -155,25 +162,21 @@ impl HandleData {
         }
     }
 
-    fn start_unchecked(&self) {
+    /// Starts the handle and tells a callback variable [`Notify::Start`].
+    /// The caller has refused continuous handles (the registry's `start`
+    /// and `start_all`), except [`HandleData::new`] starting one.
+    /// Async-signal-safe (the notify callback of a callback variable is
+    /// the component's).
+    pub(crate) fn start(&self) {
         let repr = self.storage.repr;
         match &self.state {
             HandleState::Sum(cells) => {
                 for i in 0..self.count {
-                    let mut w = cells[i].load(Ordering::Acquire);
-                    loop {
-                        let (x, started) = unpack(w);
-                        if started {
-                            break;
-                        }
-                        let current = self.storage.current(i);
-                        let new = pack(repr.sub(x, current), true);
-                        match cells[i].compare_exchange(w, new, Ordering::AcqRel, Ordering::Acquire)
-                        {
-                            Ok(_) => break,
-                            Err(now) => w = now,
-                        }
-                    }
+                    self.cas_element(cells, i, false, |x, started, current| {
+                        // Started already: the word stays as it is.
+                        let x = if started { x } else { repr.sub(x, current) };
+                        (pack(x, true), ())
+                    });
                 }
             }
             HandleState::Watermark(k) => {
@@ -183,29 +186,17 @@ impl HandleData {
             }
             HandleState::Current { started } => started.store(true, Ordering::Release),
         }
-    }
-
-    /// Starts the handle. Async-signal-safe (the notify callback of a
-    /// callback variable is the component's).
-    pub(crate) fn start(&self) -> Result<()> {
-        if self.continuous {
-            return Err(ErrorCode::PvarNoStartstop.into());
-        }
-        self.start_unchecked();
         self.notify(Notify::Start);
-        Ok(())
     }
 
-    /// Stops the handle. Async-signal-safe.
-    pub(crate) fn stop(&self) -> Result<()> {
-        if self.continuous {
-            return Err(ErrorCode::PvarNoStartstop.into());
-        }
+    /// Stops the handle (the caller has refused continuous handles).
+    /// Async-signal-safe.
+    pub(crate) fn stop(&self) {
         let repr = self.storage.repr;
         match &self.state {
             HandleState::Sum(cells) => {
                 for i in 0..self.count {
-                    self.cas_element(cells, i, |x, started, current| {
+                    self.cas_element(cells, i, true, |x, started, current| {
                         (
                             if started {
                                 pack(repr.add(x, current), false)
@@ -225,7 +216,6 @@ impl HandleData {
             HandleState::Current { started } => started.store(false, Ordering::Release),
         }
         self.notify(Notify::Stop);
-        Ok(())
     }
 
     /// Reads elements `first..first + out.len()` into `out` (values in the
@@ -269,18 +259,15 @@ impl HandleData {
         }
     }
 
-    /// Writes `values` (datatype bits) to elements `first..`.
-    /// Async-signal-safe.
+    /// Writes `values` (datatype bits) to elements `first..` (the caller
+    /// has refused read-only handles). Async-signal-safe.
     pub(crate) fn write(&self, first: usize, values: &[u64]) -> Result<()> {
-        if self.readonly {
-            return Err(ErrorCode::PvarNoWrite.into());
-        }
         let repr = self.storage.repr;
         match &self.state {
             HandleState::Sum(cells) => {
                 for (i, &v) in (first..self.count).zip(values.iter()) {
                     let v = self.storage.to_cells(v);
-                    self.cas_element(cells, i, |_, started, current| {
+                    self.cas_element(cells, i, true, |_, started, current| {
                         (
                             if started {
                                 pack(repr.sub(v, current), true)
@@ -322,24 +309,14 @@ impl HandleData {
     /// Resets to the starting value; with `out`, also returns the value
     /// reset from, atomically per element (readreset). Async-signal-safe.
     /// `first..first + len` is the element range (all elements for a plain
-    /// reset).
-    pub(crate) fn reset(
-        &self,
-        first: usize,
-        len: usize,
-        mut out: Option<&mut [u64]>,
-    ) -> Result<()> {
-        if self.readonly {
-            return Err(ErrorCode::PvarNoWrite.into());
-        }
-        if out.is_some() && !self.atomic {
-            return Err(ErrorCode::PvarNoAtomic.into());
-        }
+    /// reset). The caller has refused read-only handles, and non-atomic
+    /// ones for a readreset.
+    pub(crate) fn reset(&self, first: usize, len: usize, mut out: Option<&mut [u64]>) {
         let repr = self.storage.repr;
         match &self.state {
             HandleState::Sum(cells) => {
                 for i in first..(first + len).min(self.count) {
-                    let v = self.cas_element(cells, i, |x, started, current| {
+                    let v = self.cas_element(cells, i, true, |x, started, current| {
                         if started {
                             (pack(repr.sub(0, current), true), repr.add(x, current))
                         } else {
@@ -369,7 +346,6 @@ impl HandleData {
                 }
             }
         }
-        Ok(())
     }
 
     /// Ends the handle: unsubscribes a watermark, and tells a callback

@@ -358,7 +358,8 @@ impl Registry {
                 return Err(ErrorCode::PvarNoStartstop.into());
             }
             h.check_live(self.active(h.index))?;
-            h.start()
+            h.start();
+            Ok(())
         })
     }
 
@@ -372,7 +373,8 @@ impl Registry {
                 return Err(ErrorCode::PvarNoStartstop.into());
             }
             h.check_live(self.active(h.index))?;
-            h.stop()
+            h.stop();
+            Ok(())
         })
     }
 
@@ -503,7 +505,8 @@ impl Registry {
                 return Err(ErrorCode::PvarNoWrite.into());
             }
             h.check_live(self.active(h.index))?;
-            h.reset(0, h.count, None)
+            h.reset(0, h.count, None);
+            Ok(())
         })
     }
 
@@ -529,7 +532,7 @@ impl Registry {
                 ));
             }
             h.check_live(self.active(h.index))?;
-            h.reset(0, h.count, Some(&mut out[..h.count]))?;
+            h.reset(0, h.count, Some(&mut out[..h.count]));
             self.tool().reads.inc();
             Ok(())
         })
@@ -557,7 +560,7 @@ impl Registry {
             check_range(h, first, out.len())?;
             h.check_live(self.active(h.index))?;
             let len = out.len();
-            h.reset(first, len, Some(out))?;
+            h.reset(first, len, Some(out));
             if first == 0 {
                 self.tool().reads.inc();
             }
@@ -619,7 +622,7 @@ impl Registry {
                 return Ok(());
             }
             h.check_live(self.active(h.index))
-                .and_then(|_| if start { h.start() } else { h.stop() })
+                .map(|_| if start { h.start() } else { h.stop() })
                 .map_err(|_| ErrorCode::PvarNoStartstop.into())
         })
     }
@@ -635,7 +638,7 @@ impl Registry {
                 return Ok(());
             }
             h.check_live(self.active(h.index))
-                .and_then(|_| h.reset(0, h.count, None))
+                .map(|_| h.reset(0, h.count, None))
                 .map_err(|_| ErrorCode::PvarNoWrite.into())
         })
     }
