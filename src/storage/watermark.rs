@@ -138,8 +138,15 @@ impl WatermarkStore {
     }
 
     fn sub(&self, key: SubKey) -> Option<&Subscriber> {
+        self.sub_state(key).map(|(sub, _)| sub)
+    }
+
+    /// [`WatermarkStore::sub`] with the state word it checked, for callers
+    /// that test `STARTED` too: one load serves both.
+    fn sub_state(&self, key: SubKey) -> Option<(&Subscriber, u64)> {
         let sub = self.subs.get(key.index)?;
-        (sub.state.load(Ordering::Acquire) >> FLAGS == key.generation).then_some(sub)
+        let state = sub.state.load(Ordering::Acquire);
+        (state >> FLAGS == key.generation).then_some((sub, state))
     }
 
     /// Starts the subscription: marks = current levels, then marks follow
@@ -201,8 +208,8 @@ impl WatermarkStore {
 
     /// Whether the subscription is started.
     pub(crate) fn is_started(&self, key: SubKey) -> bool {
-        self.sub(key)
-            .is_some_and(|s| s.state.load(Ordering::Relaxed) & STARTED != 0)
+        self.sub_state(key)
+            .is_some_and(|(_, state)| state & STARTED != 0)
     }
 
     /// The mark of element `i`. A started mark also covers the level now
@@ -210,8 +217,10 @@ impl WatermarkStore {
     /// pushed into the mark first, so successive reads never go backwards.
     /// Async-signal-safe.
     pub(crate) fn read(&self, key: SubKey, i: usize, repr: Repr) -> u64 {
-        let Some(sub) = self.sub(key) else { return 0 };
-        if sub.state.load(Ordering::Relaxed) & STARTED != 0 {
+        let Some((sub, state)) = self.sub_state(key) else {
+            return 0;
+        };
+        if state & STARTED != 0 {
             push_mark(
                 &sub.marks[i],
                 self.level[i].load(Ordering::Relaxed),
