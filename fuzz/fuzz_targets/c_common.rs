@@ -14,6 +14,20 @@ use pvar::{
 
 pub type Ptr = *mut c_void;
 
+/// Up to `max` values decoded from the fuzzer's input, stopping at the
+/// first that does not decode.
+pub fn decode_all<'a, T: arbitrary::Arbitrary<'a>>(data: &'a [u8], max: usize) -> Vec<T> {
+    let mut u = arbitrary::Unstructured::new(data);
+    let mut out = Vec::new();
+    while out.len() < max && !u.is_empty() {
+        match T::arbitrary(&mut u) {
+            Ok(v) => out.push(v),
+            Err(_) => break,
+        }
+    }
+    out
+}
+
 unsafe extern "C" {
     pub fn MPI_T_init_thread(required: c_int, provided: *mut c_int) -> c_int;
     pub fn MPI_T_finalize() -> c_int;

@@ -11,7 +11,7 @@
 
 use core::ffi::{c_int, c_void};
 
-use arbitrary::{Arbitrary, Unstructured};
+use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use pvar::{HandleId, SessionId, encode_values};
 
@@ -160,10 +160,9 @@ struct State {
 }
 
 impl State {
-    fn session(&self, k: Key) -> u64 {
-        if k.sel < 200 && !self.sessions.is_empty() {
-            return self.sessions[k.sel as usize % self.sessions.len()].raw;
-        }
+    /// A session or handle value no call returned: 0, ALL_HANDLES, or bits of
+    /// the input.
+    fn made_up(k: Key) -> u64 {
         match k.sel % 4 {
             0 => 0,
             1 => ALL_HANDLES,
@@ -172,16 +171,18 @@ impl State {
         }
     }
 
+    fn session(&self, k: Key) -> u64 {
+        if k.sel < 200 && !self.sessions.is_empty() {
+            return self.sessions[k.sel as usize % self.sessions.len()].raw;
+        }
+        Self::made_up(k)
+    }
+
     fn handle(&self, k: Key) -> u64 {
         if k.sel < 180 && !self.handles.is_empty() {
             return self.handles[k.sel as usize % self.handles.len()].raw;
         }
-        match k.sel % 4 {
-            0 => 0,
-            1 => ALL_HANDLES,
-            2 => k.raw | 1 << 32,
-            _ => k.raw,
-        }
+        Self::made_up(k)
     }
 
     fn cvar(&self, k: Key) -> u64 {
@@ -296,9 +297,7 @@ fn run(ops: &[Op]) {
         match *op {
             Op::GetNum(null) => {
                 let mut n: c_int = -1;
-                let rc = unsafe {
-                    MPI_T_pvar_get_num(if null { core::ptr::null_mut() } else { &mut n })
-                };
+                let rc = unsafe { MPI_T_pvar_get_num(or_null(null, &mut n)) };
                 check_code("get_num", rc);
                 if rc == SUCCESS {
                     assert!(!null && n as usize == reg.num_pvars());
@@ -308,23 +307,9 @@ fn run(ops: &[Op]) {
                 let mut ints = [0 as c_int; 8];
                 let mut ptrs = [core::ptr::null_mut::<c_void>(); 2];
                 let ip = ints.as_mut_ptr();
-                let pick = |bit: u16, q: *mut c_int| -> *mut c_int {
-                    if nulls & (1 << bit) != 0 {
-                        core::ptr::null_mut()
-                    } else {
-                        q
-                    }
-                };
-                let dt = if nulls & (1 << 9) != 0 {
-                    core::ptr::null_mut()
-                } else {
-                    &mut ptrs[0] as *mut Ptr
-                };
-                let en = if nulls & (1 << 10) != 0 {
-                    core::ptr::null_mut()
-                } else {
-                    &mut ptrs[1] as *mut Ptr
-                };
+                let pick = |bit: u16, q: *mut c_int| or_null(nulls & (1 << bit) != 0, q);
+                let dt = or_null(nulls & (1 << 9) != 0, &mut ptrs[0]);
+                let en = or_null(nulls & (1 << 10) != 0, &mut ptrs[1]);
                 let index = if nulls & (1 << 15) != 0 {
                     v.indices[index.unsigned_abs() as usize % v.indices.len()] as c_int
                 } else {
@@ -362,9 +347,7 @@ fn run(ops: &[Op]) {
                     continue;
                 }
                 let mut s: Ptr = core::ptr::null_mut();
-                let rc = unsafe {
-                    MPI_T_pvar_session_create(if null { core::ptr::null_mut() } else { &mut s })
-                };
+                let rc = unsafe { MPI_T_pvar_session_create(or_null(null, &mut s)) };
                 check_code("session_create", rc);
                 if rc == SUCCESS {
                     assert!(!null && !s.is_null());
@@ -379,9 +362,7 @@ fn run(ops: &[Op]) {
             Op::SessionFree { s, null } => {
                 let raw = st.session(s);
                 let mut sp = p(raw);
-                let rc = unsafe {
-                    MPI_T_pvar_session_free(if null { core::ptr::null_mut() } else { &mut sp })
-                };
+                let rc = unsafe { MPI_T_pvar_session_free(or_null(null, &mut sp)) };
                 check_code("session_free", rc);
                 let live = st.session_live(raw);
                 if rc == SUCCESS {
@@ -420,16 +401,8 @@ fn run(ops: &[Op]) {
                 };
                 let mut h: Ptr = core::ptr::null_mut();
                 let mut count: c_int = -1;
-                let hp = if nulls & 1 != 0 {
-                    core::ptr::null_mut()
-                } else {
-                    &mut h as *mut Ptr
-                };
-                let cp = if nulls & 2 != 0 {
-                    core::ptr::null_mut()
-                } else {
-                    &mut count as *mut c_int
-                };
+                let hp = or_null(nulls & 1 != 0, &mut h);
+                let cp = or_null(nulls & 2 != 0, &mut count);
                 let rc = unsafe { MPI_T_pvar_handle_alloc(p(sraw), index, objp, hp, cp) };
                 check_code("handle_alloc", rc);
                 if rc == SUCCESS {
@@ -457,12 +430,7 @@ fn run(ops: &[Op]) {
             Op::HandleFree { s, h, null } => {
                 let (sraw, hraw) = (st.session(s), st.handle(h));
                 let mut hp = p(hraw);
-                let rc = unsafe {
-                    MPI_T_pvar_handle_free(
-                        p(sraw),
-                        if null { core::ptr::null_mut() } else { &mut hp },
-                    )
-                };
+                let rc = unsafe { MPI_T_pvar_handle_free(p(sraw), or_null(null, &mut hp)) };
                 check_code("handle_free", rc);
                 let live = st.handle_live_in(hraw, sraw);
                 if rc == SUCCESS {
@@ -501,11 +469,7 @@ fn run(ops: &[Op]) {
                 let (sraw, hraw) = (st.session(s), st.handle(h));
                 let bytes = value_bytes(sraw, hraw);
                 let mut buf = Buf::new(bytes, 0x5A5A_5A5A_5A5A_5A5A);
-                let bp = if null {
-                    core::ptr::null_mut()
-                } else {
-                    buf.ptr()
-                };
+                let bp = or_null(null, buf.ptr());
                 let reset = matches!(op, Op::ReadReset { .. });
                 let rc = unsafe {
                     if reset {
@@ -620,16 +584,8 @@ fn run(ops: &[Op]) {
                 };
                 let mut h: Ptr = core::ptr::null_mut();
                 let mut count: c_int = -1;
-                let hp = if nulls & 1 != 0 {
-                    core::ptr::null_mut()
-                } else {
-                    &mut h as *mut Ptr
-                };
-                let cp = if nulls & 2 != 0 {
-                    core::ptr::null_mut()
-                } else {
-                    &mut count as *mut c_int
-                };
+                let hp = or_null(nulls & 1 != 0, &mut h);
+                let cp = or_null(nulls & 2 != 0, &mut count);
                 let rc = unsafe { MPI_T_cvar_handle_alloc(index, objp, hp, cp) };
                 check_code("cvar_handle_alloc", rc);
                 if rc == SUCCESS {
@@ -661,9 +617,7 @@ fn run(ops: &[Op]) {
             Op::CvarFree { h, null } => {
                 let raw = st.cvar(h);
                 let mut hp = p(raw);
-                let rc = unsafe {
-                    MPI_T_cvar_handle_free(if null { core::ptr::null_mut() } else { &mut hp })
-                };
+                let rc = unsafe { MPI_T_cvar_handle_free(or_null(null, &mut hp)) };
                 check_code("cvar_handle_free", rc);
                 let live = st.initialized && st.cvars.iter().any(|c| c.raw == raw && c.live);
                 if rc == SUCCESS {
@@ -695,11 +649,7 @@ fn run(ops: &[Op]) {
                     0x5A5A_5A5A_5A5A_5A5A
                 };
                 let mut buf = Buf::new(bytes, fill);
-                let bp = if null {
-                    core::ptr::null_mut()
-                } else {
-                    buf.ptr()
-                };
+                let bp = or_null(null, buf.ptr());
                 let rc = unsafe {
                     if matches!(op, Op::CvarRead { .. }) {
                         MPI_T_cvar_read(p(raw), bp)
@@ -724,11 +674,7 @@ fn run(ops: &[Op]) {
             } => {
                 let len = c_int::from(len % 24);
                 let mut out = vec![-1 as c_int; len.max(0) as usize + 4];
-                let ip = if null {
-                    core::ptr::null_mut()
-                } else {
-                    out.as_mut_ptr()
-                };
+                let ip = or_null(null, out.as_mut_ptr());
                 let index = c_int::from(index % 8);
                 let rc = unsafe {
                     match which % 3 {
@@ -759,11 +705,7 @@ fn run(ops: &[Op]) {
                     .and_then(|n| std::str::from_utf8(&n[..n.len() - 1]).ok());
                 let class = if class < 0 { class } else { class % 12 };
                 let mut out: c_int = -1;
-                let op_ = if null {
-                    core::ptr::null_mut()
-                } else {
-                    &mut out as *mut c_int
-                };
+                let op_ = or_null(null, &mut out);
                 let (rc, expect) = unsafe {
                     match which % 3 {
                         0 => (
@@ -851,14 +793,9 @@ fn run(ops: &[Op]) {
     let _ = v.bound.create_instance(OBJECT as u64, 3);
 }
 
-fuzz_target!(|data: &[u8]| {
-    let mut u = Unstructured::new(data);
-    let mut ops = Vec::new();
-    while ops.len() < 256 && !u.is_empty() {
-        match Op::arbitrary(&mut u) {
-            Ok(op) => ops.push(op),
-            Err(_) => break,
-        }
-    }
-    run(&ops);
-});
+/// `p`, or NULL for an out-parameter the call leaves out.
+fn or_null<T>(null: bool, p: *mut T) -> *mut T {
+    if null { core::ptr::null_mut() } else { p }
+}
+
+fuzz_target!(|data: &[u8]| run(&decode_all::<Op>(data, 256)));

@@ -12,7 +12,7 @@
 
 use core::ffi::{c_char, c_int};
 
-use arbitrary::{Arbitrary, Unstructured};
+use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 
 mod c_common;
@@ -291,14 +291,4 @@ fn run(calls: &[Call]) {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
-    let mut u = Unstructured::new(data);
-    let mut calls = Vec::new();
-    while calls.len() < 64 && !u.is_empty() {
-        match Call::arbitrary(&mut u) {
-            Ok(c) => calls.push(c),
-            Err(_) => break,
-        }
-    }
-    run(&calls);
-});
+fuzz_target!(|data: &[u8]| run(&decode_all::<Call>(data, 64)));

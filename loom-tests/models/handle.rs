@@ -3,34 +3,7 @@
 //! A handle element is one 128-bit word `(accum - offset, started)` updated
 //! by compare-and-swap from one merged read of the per-thread cells.
 
-use pvar::{Counter, HandleId, Registry, SessionId};
-
-use crate::{model, spawn};
-
-/// Updates the updater thread makes.
-const N: u64 = 2;
-
-fn setup(started: bool) -> (Registry, Counter, SessionId, HandleId) {
-    let reg = crate::registry();
-    let c = reg.counter("c").atomic(true).register().unwrap();
-    let s = reg.session_create().unwrap();
-    let (h, _) = reg.handle_alloc(s, c.index(), None).unwrap();
-    if started {
-        reg.start(s, h).unwrap();
-    }
-    (reg, c, s, h)
-}
-
-fn updater(c: &Counter) -> loom::thread::JoinHandle<()> {
-    let c = c.clone();
-    spawn(move || (0..N).for_each(|_| c.inc()))
-}
-
-fn readreset(reg: &Registry, s: SessionId, h: HandleId) -> u64 {
-    let mut v = [0u64];
-    reg.readreset(s, h, &mut v).unwrap();
-    v[0]
-}
+use crate::{N, counter_handle, model, readreset, updater};
 
 /// A started handle, N updates on one thread, two readresets on another:
 /// the deltas plus the final read add up to exactly N (nothing lost between
@@ -40,7 +13,7 @@ fn readreset_twice_vs_updates() {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
     let seen2 = seen.clone();
     model(move || {
-        let (reg, c, s, h) = setup(true);
+        let (reg, c, s, h) = counter_handle(true);
         let u = updater(&c);
         let d1 = readreset(&reg, s, h);
         let d2 = readreset(&reg, s, h);
@@ -61,7 +34,7 @@ fn readreset_twice_vs_updates() {
 #[test]
 fn start_read_stop_vs_updates() {
     model(|| {
-        let (reg, c, s, h) = setup(false);
+        let (reg, c, s, h) = counter_handle(false);
         let u = updater(&c);
         reg.start(s, h).unwrap();
         let r1 = reg.read_u64(s, h).unwrap();
@@ -81,7 +54,7 @@ fn start_read_stop_vs_updates() {
 #[test]
 fn reset_then_readreset_vs_updates() {
     model(|| {
-        let (reg, c, s, h) = setup(true);
+        let (reg, c, s, h) = counter_handle(true);
         let u = updater(&c);
         reg.reset(s, h).unwrap();
         let r = reg.read_u64(s, h).unwrap();
@@ -101,7 +74,7 @@ fn reset_then_readreset_vs_updates() {
 #[test]
 fn two_sessions_independent() {
     model(|| {
-        let (reg, c, s, h) = setup(true);
+        let (reg, c, s, h) = counter_handle(true);
         let s2 = reg.session_create().unwrap();
         let (h2, _) = reg.handle_alloc(s2, c.index(), None).unwrap();
         reg.start(s2, h2).unwrap();

@@ -46,6 +46,42 @@ pub fn registry() -> pvar::Registry {
     pvar::Registry::with_clock(pvar::Clock::mock().0)
 }
 
+/// Updates the updater thread of a counter model makes.
+pub const N: u64 = 2;
+
+/// A registry with one atomic counter and a session's handle on it, started
+/// or not.
+pub fn counter_handle(
+    started: bool,
+) -> (
+    pvar::Registry,
+    pvar::Counter,
+    pvar::SessionId,
+    pvar::HandleId,
+) {
+    let reg = registry();
+    let c = reg.counter("c").atomic(true).register().unwrap();
+    let s = reg.session_create().unwrap();
+    let (h, _) = reg.handle_alloc(s, c.index(), None).unwrap();
+    if started {
+        reg.start(s, h).unwrap();
+    }
+    (reg, c, s, h)
+}
+
+/// A thread making N updates of `c`.
+pub fn updater(c: &pvar::Counter) -> loom::thread::JoinHandle<()> {
+    let c = c.clone();
+    spawn(move || (0..N).for_each(|_| c.inc()))
+}
+
+/// The value a readreset of handle `h` returns.
+pub fn readreset(reg: &pvar::Registry, s: pvar::SessionId, h: pvar::HandleId) -> u64 {
+    let mut v = [0u64];
+    reg.readreset(s, h, &mut v).unwrap();
+    v[0]
+}
+
 /// `loom::thread::spawn` for every modelled thread:
 ///
 /// - the thread ends with its exit guard (see `pvar::loom_api::thread_exit`);

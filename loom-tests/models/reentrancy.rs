@@ -25,34 +25,11 @@ use std::rc::Rc;
 
 use loom::sync::Arc;
 use pvar::loom_api::{Cells, SubKey, Watermark, signal};
-use pvar::{Counter, HandleId, Registry, SessionId};
+use pvar::{HandleId, Registry, SessionId};
 
-use crate::{model, spawn};
+use crate::{N, counter_handle, model, readreset, spawn, updater};
 
-const N: u64 = 2;
 const POINTS: usize = 3;
-
-fn setup(started: bool) -> (Registry, Counter, SessionId, HandleId) {
-    let reg = crate::registry();
-    let c = reg.counter("c").atomic(true).register().unwrap();
-    let s = reg.session_create().unwrap();
-    let (h, _) = reg.handle_alloc(s, c.index(), None).unwrap();
-    if started {
-        reg.start(s, h).unwrap();
-    }
-    (reg, c, s, h)
-}
-
-fn updater(c: &Counter) -> loom::thread::JoinHandle<()> {
-    let c = c.clone();
-    spawn(move || (0..N).for_each(|_| c.inc()))
-}
-
-fn readreset(reg: &Registry, s: SessionId, h: HandleId) -> u64 {
-    let mut v = [0u64];
-    reg.readreset(s, h, &mut v).unwrap();
-    v[0]
-}
 
 /// Arms a handler running `op` at signal point `k`; returns where its
 /// result will be (None if it never ran).
@@ -63,30 +40,54 @@ fn arm_readreset(k: usize, reg: &Registry, s: SessionId, h: HandleId) -> Rc<Cell
     got
 }
 
+/// Disarms the handler armed at signal point `k`, which must have run if
+/// `k` is 0 (later points are reached only when the operation retries).
+fn disarm(k: usize) {
+    let missed = signal::disarm();
+    assert!(k > 0 || !missed, "the handler did not run");
+}
+
+/// For each signal point k, a model of a counter handle (started or not)
+/// with N updates on one thread and `tool(k, ..)` (which arms a handler at
+/// point k and runs the interrupted operation) on another; `check(k, ..,
+/// what tool returned)` runs once both threads ended.
+fn interrupted<R: 'static>(
+    started: bool,
+    tool: fn(usize, &Registry, SessionId, HandleId) -> R,
+    check: fn(usize, &Registry, SessionId, HandleId, R),
+) {
+    for k in 0..POINTS {
+        model(move || {
+            let (reg, c, s, h) = counter_handle(started);
+            let u = updater(&c);
+            let t = {
+                let reg = reg.clone();
+                spawn(move || tool(k, &reg, s, h))
+            };
+            let r = t.join().unwrap();
+            u.join().unwrap();
+            check(k, &reg, s, h, r);
+        });
+    }
+}
+
 /// readreset interrupted by a readreset: the two deltas plus the final read
 /// add up to exactly N.
 #[test]
 fn readreset_inside_readreset() {
-    for k in 0..POINTS {
-        model(move || {
-            let (reg, c, s, h) = setup(true);
-            let u = updater(&c);
-            let tool = {
-                let reg = reg.clone();
-                crate::spawn(move || {
-                    let inner = arm_readreset(k, &reg, s, h);
-                    let outer = readreset(&reg, s, h);
-                    let missed = signal::disarm();
-                    assert!(k > 0 || !missed, "the handler did not run");
-                    inner.get().unwrap_or(0) + outer
-                })
-            };
-            let deltas = tool.join().unwrap();
-            u.join().unwrap();
+    interrupted(
+        true,
+        |k, reg, s, h| {
+            let inner = arm_readreset(k, reg, s, h);
+            let outer = readreset(reg, s, h);
+            disarm(k);
+            inner.get().unwrap_or(0) + outer
+        },
+        |k, reg, s, h, deltas| {
             let last = reg.read_u64(s, h).unwrap();
             assert_eq!(deltas + last, N, "k={k}: deltas {deltas} + final {last}");
-        });
-    }
+        },
+    );
 }
 
 /// read interrupted by a readreset: the read returns a value of the handle
@@ -94,54 +95,40 @@ fn readreset_inside_readreset() {
 /// final read add up to N.
 #[test]
 fn readreset_inside_read() {
-    for k in 0..POINTS {
-        model(move || {
-            let (reg, c, s, h) = setup(true);
-            let u = updater(&c);
-            let tool = {
-                let reg = reg.clone();
-                crate::spawn(move || {
-                    let inner = arm_readreset(k, &reg, s, h);
-                    let r = reg.read_u64(s, h).unwrap();
-                    let missed = signal::disarm();
-                    assert!(k > 0 || !missed, "the handler did not run");
-                    let d = inner.get().unwrap_or(0);
-                    assert!(
-                        d + r <= N,
-                        "k={k}: read {r} counts updates the handler reset ({d})"
-                    );
-                    d
-                })
-            };
-            let d = tool.join().unwrap();
-            u.join().unwrap();
+    interrupted(
+        true,
+        |k, reg, s, h| {
+            let inner = arm_readreset(k, reg, s, h);
+            let r = reg.read_u64(s, h).unwrap();
+            disarm(k);
+            let d = inner.get().unwrap_or(0);
+            assert!(
+                d + r <= N,
+                "k={k}: read {r} counts updates the handler reset ({d})"
+            );
+            d
+        },
+        |k, reg, s, h, d| {
             let last = reg.read_u64(s, h).unwrap();
             assert_eq!(d + last, N, "k={k}: delta {d} + final {last}");
-        });
-    }
+        },
+    );
 }
 
 /// stop interrupted by a readreset: the handle ends stopped and frozen; the
 /// handler's delta plus the frozen value never exceed N.
 #[test]
 fn readreset_inside_stop() {
-    for k in 0..POINTS {
-        model(move || {
-            let (reg, c, s, h) = setup(true);
-            let u = updater(&c);
-            let tool = {
-                let reg = reg.clone();
-                crate::spawn(move || {
-                    let inner = arm_readreset(k, &reg, s, h);
-                    reg.stop(s, h).unwrap();
-                    let missed = signal::disarm();
-                    assert!(k > 0 || !missed, "the handler did not run");
-                    let frozen = reg.read_u64(s, h).unwrap();
-                    (inner.get().unwrap_or(0), frozen)
-                })
-            };
-            let (d, frozen) = tool.join().unwrap();
-            u.join().unwrap();
+    interrupted(
+        true,
+        |k, reg, s, h| {
+            let inner = arm_readreset(k, reg, s, h);
+            reg.stop(s, h).unwrap();
+            disarm(k);
+            let frozen = reg.read_u64(s, h).unwrap();
+            (inner.get().unwrap_or(0), frozen)
+        },
+        |k, reg, s, h, (d, frozen)| {
             assert!(!reg.is_started(s, h).unwrap());
             assert_eq!(
                 reg.read_u64(s, h).unwrap(),
@@ -149,8 +136,8 @@ fn readreset_inside_stop() {
                 "k={k}: stopped handle moved"
             );
             assert!(d + frozen <= N, "k={k}: {d} + {frozen} > {N}");
-        });
-    }
+        },
+    );
 }
 
 /// start interrupted by a stop (the handler sees a stopped handle and stops
@@ -158,28 +145,21 @@ fn readreset_inside_stop() {
 /// updates made after the start.
 #[test]
 fn stop_inside_start() {
-    for k in 0..POINTS {
-        model(move || {
-            let (reg, c, s, h) = setup(false);
-            let u = updater(&c);
-            let tool = {
-                let reg = reg.clone();
-                crate::spawn(move || {
-                    let reg2 = reg.clone();
-                    signal::arm(k, move || reg2.stop(s, h).unwrap());
-                    reg.start(s, h).unwrap();
-                    let missed = signal::disarm();
-                    assert!(k > 0 || !missed, "the handler did not run");
-                    reg.read_u64(s, h).unwrap()
-                })
-            };
-            let r = tool.join().unwrap();
-            u.join().unwrap();
+    interrupted(
+        false,
+        |k, reg, s, h| {
+            let reg2 = reg.clone();
+            signal::arm(k, move || reg2.stop(s, h).unwrap());
+            reg.start(s, h).unwrap();
+            disarm(k);
+            reg.read_u64(s, h).unwrap()
+        },
+        |k, reg, s, h, r| {
             assert!(reg.is_started(s, h).unwrap(), "k={k}: start lost");
             let last = reg.read_u64(s, h).unwrap();
             assert!(r <= last && last <= N, "k={k}: {r} then {last}");
-        });
-    }
+        },
+    );
 }
 
 /// Watermark start interrupted (while STARTING, before the marks are

@@ -74,225 +74,131 @@ static void sample_die(const char *what, int rc) {
         if (rc_ != 0) sample_die(#call, rc_); \
     } while (0)
 
+/* Registration from designated initializers (the other fields zero). */
+#define SAMPLE_REGISTER(out, ...) SAMPLE_OK(pvar_register(&(pvar_info){__VA_ARGS__}, (out)))
+#define SAMPLE_CVAR(out, ...) SAMPLE_OK(pvar_cvar_register(&(pvar_cvar_info){__VA_ARGS__}, (out)))
+
 static const pvar_enum_item sample_states[] = {
     {"idle", 0}, {"sending", 1}, {"receiving", 2}};
 static const pvar_enum_item sample_protocols[] = {
     {"eager", 0}, {"rendezvous", 1}, {"auto", 2}};
 
 static void sample_component_init(struct sample *s) {
-    pvar_info i;
-
     SAMPLE_OK(pvar_category_define("sample_root", "everything the sample component exposes", NULL));
     SAMPLE_OK(pvar_category_define("sample_comm", "communication", NULL));
     SAMPLE_OK(pvar_category_define("sample_empty", NULL, NULL));
     SAMPLE_OK(pvar_category_add_subcategory("sample_root", "sample_comm"));
     SAMPLE_OK(pvar_category_add_subcategory("sample_root", "sample_empty"));
 
-    memset(&i, 0, sizeof i);
-    i.name = "sample_msgs_sent";
-    i.description = "messages sent";
-    i.var_class = PVAR_CLASS_COUNTER;
-    i.category = "sample_comm";
-    SAMPLE_OK(pvar_register(&i, &s->sent));
-
-    i.name = "sample_msgs_per_peer";
-    i.description = "messages sent to each of 4 peers";
-    i.count = 4;
-    i.datatype = PVAR_TYPE_UNSIGNED_LONG;
-    SAMPLE_OK(pvar_register(&i, &s->per_peer));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_nonatomic";
-    i.description = "a counter without readreset";
-    i.var_class = PVAR_CLASS_COUNTER;
-    i.atomic = PVAR_NO;
-    SAMPLE_OK(pvar_register(&i, &s->nonatomic));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_bytes";
-    i.description = "bytes sent";
-    i.var_class = PVAR_CLASS_AGGREGATE;
-    i.datatype = PVAR_TYPE_DOUBLE;
-    i.category = "sample_comm";
-    SAMPLE_OK(pvar_register(&i, &s->bytes));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_wait_time";
-    i.description = "time spent waiting, seconds";
-    i.var_class = PVAR_CLASS_TIMER;
-    i.verbosity = PVAR_VERBOSITY_TUNER_DETAIL;
-    SAMPLE_OK(pvar_register(&i, &s->wait));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_pool_size";
-    i.description = "size of the buffer pool";
-    i.var_class = PVAR_CLASS_SIZE;
-    i.datatype = PVAR_TYPE_UNSIGNED;
-    SAMPLE_OK(pvar_register(&i, &s->pool_size));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_pool_usage";
-    i.description = "fraction of the pool in use";
-    i.var_class = PVAR_CLASS_PERCENTAGE;
-    SAMPLE_OK(pvar_register(&i, &s->pool_usage));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_state";
-    i.description = "what the progress engine is doing";
-    i.var_class = PVAR_CLASS_STATE;
-    i.enum_name = "sample_state_enum";
-    i.enum_items = sample_states;
-    i.enum_len = 3;
-    SAMPLE_OK(pvar_register(&i, &s->state));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_queue_len";
-    i.description = "messages in the queue of a communicator";
-    i.var_class = PVAR_CLASS_LEVEL;
-    i.datatype = PVAR_TYPE_UNSIGNED;
-    i.bind = PVAR_BIND_MPI_COMM;
-    i.category = "sample_comm";
-    SAMPLE_OK(pvar_register_bound(&i, &s->queue));
+    SAMPLE_REGISTER(&s->sent, .name = "sample_msgs_sent", .description = "messages sent",
+                    .var_class = PVAR_CLASS_COUNTER, .category = "sample_comm");
+    SAMPLE_REGISTER(&s->per_peer, .name = "sample_msgs_per_peer",
+                    .description = "messages sent to each of 4 peers",
+                    .var_class = PVAR_CLASS_COUNTER, .category = "sample_comm", .count = 4,
+                    .datatype = PVAR_TYPE_UNSIGNED_LONG);
+    SAMPLE_REGISTER(&s->nonatomic, .name = "sample_nonatomic",
+                    .description = "a counter without readreset", .var_class = PVAR_CLASS_COUNTER,
+                    .atomic = PVAR_NO);
+    SAMPLE_REGISTER(&s->bytes, .name = "sample_bytes", .description = "bytes sent",
+                    .var_class = PVAR_CLASS_AGGREGATE, .datatype = PVAR_TYPE_DOUBLE,
+                    .category = "sample_comm");
+    SAMPLE_REGISTER(&s->wait, .name = "sample_wait_time",
+                    .description = "time spent waiting, seconds", .var_class = PVAR_CLASS_TIMER,
+                    .verbosity = PVAR_VERBOSITY_TUNER_DETAIL);
+    SAMPLE_REGISTER(&s->pool_size, .name = "sample_pool_size",
+                    .description = "size of the buffer pool", .var_class = PVAR_CLASS_SIZE,
+                    .datatype = PVAR_TYPE_UNSIGNED);
+    SAMPLE_REGISTER(&s->pool_usage, .name = "sample_pool_usage",
+                    .description = "fraction of the pool in use",
+                    .var_class = PVAR_CLASS_PERCENTAGE);
+    SAMPLE_REGISTER(&s->state, .name = "sample_state",
+                    .description = "what the progress engine is doing",
+                    .var_class = PVAR_CLASS_STATE, .enum_name = "sample_state_enum",
+                    .enum_items = sample_states, .enum_len = 3);
+    SAMPLE_OK(pvar_register_bound(
+        &(pvar_info){.name = "sample_queue_len",
+                     .description = "messages in the queue of a communicator",
+                     .var_class = PVAR_CLASS_LEVEL,
+                     .datatype = PVAR_TYPE_UNSIGNED,
+                     .bind = PVAR_BIND_MPI_COMM,
+                     .category = "sample_comm"},
+        &s->queue));
     SAMPLE_OK(pvar_bound_create(s->queue, PVAR_OBJECT_COMM_WORLD, 0, &s->queue_world));
     SAMPLE_OK(pvar_bound_create(s->queue, PVAR_OBJECT_COMM_SELF, 0, &s->queue_self));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_queue_len"; /* same name, other class */
-    i.description = "highest queue length";
-    i.var_class = PVAR_CLASS_HIGHWATERMARK;
-    SAMPLE_OK(pvar_register(&i, &s->queue_high));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_free_slots";
-    i.description = "lowest number of free slots";
-    i.var_class = PVAR_CLASS_LOWWATERMARK;
-    i.datatype = PVAR_TYPE_DOUBLE;
-    SAMPLE_OK(pvar_register(&i, &s->free_low));
+    SAMPLE_REGISTER(&s->queue_high, .name = "sample_queue_len", /* same name, other class */
+                    .description = "highest queue length",
+                    .var_class = PVAR_CLASS_HIGHWATERMARK);
+    SAMPLE_REGISTER(&s->free_low, .name = "sample_free_slots",
+                    .description = "lowest number of free slots",
+                    .var_class = PVAR_CLASS_LOWWATERMARK, .datatype = PVAR_TYPE_DOUBLE);
     pvar_watermark_init(s->free_low, 64.0);
+    SAMPLE_REGISTER(&s->generic, .name = "sample_generic", .description = "a signed generic value",
+                    .var_class = PVAR_CLASS_GENERIC, .datatype = PVAR_TYPE_COUNT);
 
-    memset(&i, 0, sizeof i);
-    i.name = "sample_generic";
-    i.description = "a signed generic value";
-    i.var_class = PVAR_CLASS_GENERIC;
-    i.datatype = PVAR_TYPE_COUNT;
-    SAMPLE_OK(pvar_register(&i, &s->generic));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_callback_counter";
-    i.description = "a counter the component computes";
-    i.var_class = PVAR_CLASS_COUNTER;
-    i.readonly = PVAR_YES;
-    i.continuous = PVAR_YES;
-    SAMPLE_OK(pvar_register_callback(&i, sample_read_counter, NULL, NULL,
-                                     &sample_callback_ticks, &s->callback_counter_index));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_callback_name";
-    i.description = "the component's name, as MPI_CHAR";
-    i.var_class = PVAR_CLASS_GENERIC;
-    i.datatype = PVAR_TYPE_CHAR;
-    i.count = 16;
-    SAMPLE_OK(pvar_register_callback(&i, sample_read_name, NULL, NULL,
-                                     (void *)"sample-component", &s->callback_name_index));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_callback_ratio";
-    i.description = "a double the component computes";
-    i.var_class = PVAR_CLASS_PERCENTAGE;
-    SAMPLE_OK(pvar_register_callback(&i, sample_read_ratio, NULL, NULL, NULL,
-                                     &s->callback_ratio_index));
-
-    memset(&i, 0, sizeof i);
-    i.name = "sample_callback_setting";
-    i.description = "per-communicator values a tool may write (callbacks, per-object count)";
-    i.var_class = PVAR_CLASS_GENERIC;
-    i.datatype = PVAR_TYPE_UNSIGNED_LONG_LONG;
-    i.bind = PVAR_BIND_MPI_COMM;
-    i.count = PVAR_COUNT_PER_OBJECT;
-    i.readonly = PVAR_NO;
-    SAMPLE_OK(pvar_register_callback(&i, sample_read_setting, sample_write_setting,
-                                     sample_notify_setting, sample_settings,
-                                     &s->callback_setting_index));
+    SAMPLE_OK(pvar_register_callback(
+        &(pvar_info){.name = "sample_callback_counter",
+                     .description = "a counter the component computes",
+                     .var_class = PVAR_CLASS_COUNTER,
+                     .readonly = PVAR_YES,
+                     .continuous = PVAR_YES},
+        sample_read_counter, NULL, NULL, &sample_callback_ticks, &s->callback_counter_index));
+    SAMPLE_OK(pvar_register_callback(
+        &(pvar_info){.name = "sample_callback_name",
+                     .description = "the component's name, as MPI_CHAR",
+                     .var_class = PVAR_CLASS_GENERIC,
+                     .datatype = PVAR_TYPE_CHAR,
+                     .count = 16},
+        sample_read_name, NULL, NULL, (void *)"sample-component", &s->callback_name_index));
+    SAMPLE_OK(pvar_register_callback(
+        &(pvar_info){.name = "sample_callback_ratio",
+                     .description = "a double the component computes",
+                     .var_class = PVAR_CLASS_PERCENTAGE},
+        sample_read_ratio, NULL, NULL, NULL, &s->callback_ratio_index));
+    SAMPLE_OK(pvar_register_callback(
+        &(pvar_info){.name = "sample_callback_setting",
+                     .description =
+                         "per-communicator values a tool may write (callbacks, per-object count)",
+                     .var_class = PVAR_CLASS_GENERIC,
+                     .datatype = PVAR_TYPE_UNSIGNED_LONG_LONG,
+                     .bind = PVAR_BIND_MPI_COMM,
+                     .count = PVAR_COUNT_PER_OBJECT,
+                     .readonly = PVAR_NO},
+        sample_read_setting, sample_write_setting, sample_notify_setting, sample_settings,
+        &s->callback_setting_index));
 
     /* Control variables of every datatype. */
-    {
-        pvar_cvar_info c;
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_PROTOCOL";
-        c.description = "message protocol";
-        c.datatype = PVAR_TYPE_INT;
-        c.default_int = 2;
-        c.category = "sample_comm";
-        c.enum_name = "sample_protocol_enum";
-        c.enum_items = sample_protocols;
-        c.enum_len = 3;
-        SAMPLE_OK(pvar_cvar_register(&c, &s->protocol));
-
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_EAGER_LIMIT";
-        c.description = "messages up to this size are sent eagerly";
-        c.datatype = PVAR_TYPE_UNSIGNED;
-        c.default_unsigned = 65536;
-        c.verbosity = PVAR_VERBOSITY_TUNER_BASIC;
-        c.category = "sample_comm";
-        c.env = "SAMPLE_EAGER_LIMIT_ENV";
-        SAMPLE_OK(pvar_cvar_register(&c, &s->eager));
-
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_BIG";
-        c.description = "a 64-bit setting";
-        c.datatype = PVAR_TYPE_UNSIGNED_LONG_LONG;
-        c.default_unsigned = UINT64_C(1) << 40;
-        SAMPLE_OK(pvar_cvar_register(&c, &s->big));
-
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_OFFSET";
-        c.description = "a signed count";
-        c.datatype = PVAR_TYPE_COUNT;
-        c.default_int = -5;
-        SAMPLE_OK(pvar_cvar_register(&c, &s->offset));
-
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_FACTOR";
-        c.description = "a tuning factor";
-        c.datatype = PVAR_TYPE_DOUBLE;
-        c.default_double = 1.5;
-        SAMPLE_OK(pvar_cvar_register(&c, &s->factor));
-
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_PATH";
-        c.description = "where to write traces";
-        c.datatype = PVAR_TYPE_CHAR;
-        c.default_string = "/tmp/sample";
-        c.capacity = 64;
-        SAMPLE_OK(pvar_cvar_register(&c, &s->path));
-
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_VERSION";
-        c.description = "the component version (constant)";
-        c.datatype = PVAR_TYPE_CHAR;
-        c.default_string = "1.2.3";
-        c.scope = PVAR_SCOPE_CONSTANT;
-        SAMPLE_OK(pvar_cvar_register(&c, &s->version));
-
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_FROZEN";
-        c.description = "settable only before start-up";
-        c.datatype = PVAR_TYPE_INT;
-        c.default_int = 7;
-        SAMPLE_OK(pvar_cvar_register(&c, &s->frozen));
-        pvar_cvar_freeze(s->frozen, 1);
-
-        memset(&c, 0, sizeof c);
-        c.name = "SAMPLE_COLL_ALGORITHM";
-        c.description = "collective algorithm of a communicator";
-        c.datatype = PVAR_TYPE_UNSIGNED;
-        c.default_unsigned = 3;
-        c.bind = PVAR_BIND_MPI_COMM;
-        c.scope = PVAR_SCOPE_GROUP_EQ;
-        SAMPLE_OK(pvar_cvar_register_bound(&c, &s->algo));
-        SAMPLE_OK(pvar_bound_cvar_create(s->algo, PVAR_OBJECT_COMM_WORLD, &s->algo_world));
-    }
+    SAMPLE_CVAR(&s->protocol, .name = "SAMPLE_PROTOCOL", .description = "message protocol",
+                .datatype = PVAR_TYPE_INT, .default_int = 2, .category = "sample_comm",
+                .enum_name = "sample_protocol_enum", .enum_items = sample_protocols,
+                .enum_len = 3);
+    SAMPLE_CVAR(&s->eager, .name = "SAMPLE_EAGER_LIMIT",
+                .description = "messages up to this size are sent eagerly",
+                .datatype = PVAR_TYPE_UNSIGNED, .default_unsigned = 65536,
+                .verbosity = PVAR_VERBOSITY_TUNER_BASIC, .category = "sample_comm",
+                .env = "SAMPLE_EAGER_LIMIT_ENV");
+    SAMPLE_CVAR(&s->big, .name = "SAMPLE_BIG", .description = "a 64-bit setting",
+                .datatype = PVAR_TYPE_UNSIGNED_LONG_LONG, .default_unsigned = UINT64_C(1) << 40);
+    SAMPLE_CVAR(&s->offset, .name = "SAMPLE_OFFSET", .description = "a signed count",
+                .datatype = PVAR_TYPE_COUNT, .default_int = -5);
+    SAMPLE_CVAR(&s->factor, .name = "SAMPLE_FACTOR", .description = "a tuning factor",
+                .datatype = PVAR_TYPE_DOUBLE, .default_double = 1.5);
+    SAMPLE_CVAR(&s->path, .name = "SAMPLE_PATH", .description = "where to write traces",
+                .datatype = PVAR_TYPE_CHAR, .default_string = "/tmp/sample", .capacity = 64);
+    SAMPLE_CVAR(&s->version, .name = "SAMPLE_VERSION",
+                .description = "the component version (constant)", .datatype = PVAR_TYPE_CHAR,
+                .default_string = "1.2.3", .scope = PVAR_SCOPE_CONSTANT);
+    SAMPLE_CVAR(&s->frozen, .name = "SAMPLE_FROZEN", .description = "settable only before start-up",
+                .datatype = PVAR_TYPE_INT, .default_int = 7);
+    pvar_cvar_freeze(s->frozen, 1);
+    SAMPLE_OK(pvar_cvar_register_bound(
+        &(pvar_cvar_info){.name = "SAMPLE_COLL_ALGORITHM",
+                          .description = "collective algorithm of a communicator",
+                          .datatype = PVAR_TYPE_UNSIGNED,
+                          .default_unsigned = 3,
+                          .bind = PVAR_BIND_MPI_COMM,
+                          .scope = PVAR_SCOPE_GROUP_EQ},
+        &s->algo));
+    SAMPLE_OK(pvar_bound_cvar_create(s->algo, PVAR_OBJECT_COMM_WORLD, &s->algo_world));
 
     /* Some activity. */
     pvar_inc(s->sent);

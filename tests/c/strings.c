@@ -111,9 +111,18 @@ static int get_cvar_string(int what, int index, void *ctx, char *buf, int *len) 
     return pvar_cvar_get_string((pvar_cvar)ctx, buf, len);
 }
 
+/* The name and item names of enumeration e, if any. */
+static void check_enum_strings(MPI_T_enum e) {
+    int num = 0, j;
+    if (e == MPI_T_ENUM_NULL) return;
+    check_string("enum name", get, ENUM_NAME, 0, &e, 1);
+    CHECK_RC(MPI_T_enum_get_info(e, &num, NULL, NULL), MPI_SUCCESS);
+    for (j = 0; j < num; j++) check_string("enum item", get, ITEM_NAME, j, &e, 1);
+}
+
 int main(void) {
     struct sample s;
-    int provided, n, i, j;
+    int provided, n, i;
     sample_component_init(&s);
     CHECK_RC(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided), MPI_SUCCESS);
 
@@ -125,12 +134,7 @@ int main(void) {
         CHECK_RC(MPI_T_pvar_get_info(i, NULL, NULL, NULL, NULL, NULL, &e, NULL, NULL, NULL, NULL,
                                      NULL, NULL),
                  MPI_SUCCESS);
-        if (e != MPI_T_ENUM_NULL) {
-            int num = 0;
-            check_string("enum name", get, ENUM_NAME, 0, &e, 1);
-            CHECK_RC(MPI_T_enum_get_info(e, &num, NULL, NULL), MPI_SUCCESS);
-            for (j = 0; j < num; j++) check_string("enum item", get, ITEM_NAME, j, &e, 1);
-        }
+        check_enum_strings(e);
     }
     CHECK_RC(MPI_T_cvar_get_num(&n), MPI_SUCCESS);
     for (i = 0; i < n; i++) {
@@ -139,12 +143,7 @@ int main(void) {
         check_string("cvar desc", get, CVAR_DESC, i, NULL, 0);
         CHECK_RC(MPI_T_cvar_get_info(i, NULL, NULL, NULL, NULL, &e, NULL, NULL, NULL, NULL),
                  MPI_SUCCESS);
-        if (e != MPI_T_ENUM_NULL) {
-            int num = 0;
-            check_string("enum name", get, ENUM_NAME, 0, &e, 1);
-            CHECK_RC(MPI_T_enum_get_info(e, &num, NULL, NULL), MPI_SUCCESS);
-            for (j = 0; j < num; j++) check_string("enum item", get, ITEM_NAME, j, &e, 1);
-        }
+        check_enum_strings(e);
     }
     CHECK_RC(MPI_T_category_get_num(&n), MPI_SUCCESS);
     for (i = 0; i < n; i++) {

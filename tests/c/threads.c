@@ -143,31 +143,18 @@ int main(void) {
     struct reader_result res[READERS];
     struct reader_arg rargs[READERS];
     struct churn_result cres = {0, 0};
-    pvar_info i;
     int provided, k, j;
     unsigned long long expect_high = (UPDATERS - 1) * 1000 + 999;
 
-    memset(&i, 0, sizeof i);
-    i.name = "threads_counter";
-    i.var_class = PVAR_CLASS_COUNTER;
-    CHECK_RC(pvar_register(&i, &counter), MPI_SUCCESS);
-    i.name = "threads_per_peer";
-    i.count = PEERS;
-    CHECK_RC(pvar_register(&i, &per_peer), MPI_SUCCESS);
-    memset(&i, 0, sizeof i);
-    i.name = "threads_level";
-    i.var_class = PVAR_CLASS_LEVEL;
-    CHECK_RC(pvar_register(&i, &level), MPI_SUCCESS);
-    i.name = "threads_high";
-    i.var_class = PVAR_CLASS_HIGHWATERMARK;
-    CHECK_RC(pvar_register(&i, &high), MPI_SUCCESS);
-    memset(&i, 0, sizeof i);
-    i.name = "threads_local_counter";
-    i.var_class = PVAR_CLASS_COUNTER;
-    CHECK_RC(pvar_register(&i, &local_counter), MPI_SUCCESS);
-    i.name = "threads_local_level";
-    i.var_class = PVAR_CLASS_LEVEL;
-    CHECK_RC(pvar_register(&i, &local_level), MPI_SUCCESS);
+#define REGISTER(var, ...) \
+    CHECK_RC(pvar_register(&(pvar_info){__VA_ARGS__}, &(var)), MPI_SUCCESS)
+    REGISTER(counter, .name = "threads_counter", .var_class = PVAR_CLASS_COUNTER);
+    REGISTER(per_peer, .name = "threads_per_peer", .var_class = PVAR_CLASS_COUNTER, .count = PEERS);
+    REGISTER(level, .name = "threads_level", .var_class = PVAR_CLASS_LEVEL);
+    REGISTER(high, .name = "threads_high", .var_class = PVAR_CLASS_HIGHWATERMARK);
+    REGISTER(local_counter, .name = "threads_local_counter", .var_class = PVAR_CLASS_COUNTER);
+    REGISTER(local_level, .name = "threads_local_level", .var_class = PVAR_CLASS_LEVEL);
+#undef REGISTER
     CHECK(pvar_local_cell(local_counter, 0) != NULL);
     CHECK(pvar_local_cell(local_counter, 1) == NULL);  /* out of range */
     CHECK(pvar_local_cell(high, 0) == NULL);           /* not a summed integer */

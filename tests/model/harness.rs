@@ -424,25 +424,17 @@ impl Harness {
                     self.handles.push((h, mh, k));
                 }
             }
-            Op::HandleFree(s, h) => {
+            Op::HandleFree(s, h) | Op::Start(s, h) | Op::Stop(s, h) | Op::Reset(s, h) => {
                 let (sk, sm) = self.session(s);
                 let (hk, hm) = self.handle(h);
-                let e = self.reg.handle_free(sk, hk);
-                let mr = self.model.handle_free(sm, hm);
-                self.agree(op, &e, &mr);
-            }
-            Op::Start(s, h) => {
-                let (sk, sm) = self.session(s);
-                let (hk, hm) = self.handle(h);
-                let e = self.reg.start(sk, hk);
-                let mr = self.model.start(sm, hm);
-                self.agree(op, &e, &mr);
-            }
-            Op::Stop(s, h) => {
-                let (sk, sm) = self.session(s);
-                let (hk, hm) = self.handle(h);
-                let e = self.reg.stop(sk, hk);
-                let mr = self.model.stop(sm, hm);
+                let (e, mr) = match op {
+                    Op::HandleFree(..) => {
+                        (self.reg.handle_free(sk, hk), self.model.handle_free(sm, hm))
+                    }
+                    Op::Start(..) => (self.reg.start(sk, hk), self.model.start(sm, hm)),
+                    Op::Stop(..) => (self.reg.stop(sk, hk), self.model.stop(sm, hm)),
+                    _ => (self.reg.reset(sk, hk), self.model.reset(sm, hm)),
+                };
                 self.agree(op, &e, &mr);
             }
             Op::Read(s, h, b) | Op::ReadReset(s, h, b) => {
@@ -517,29 +509,13 @@ impl Harness {
                 let mr = self.model.write(sm, hm, &vals);
                 self.agree(op, &e, &mr);
             }
-            Op::Reset(s, h) => {
-                let (sk, sm) = self.session(s);
-                let (hk, hm) = self.handle(h);
-                let e = self.reg.reset(sk, hk);
-                let mr = self.model.reset(sm, hm);
-                self.agree(op, &e, &mr);
-            }
-            Op::StartAll(s) => {
+            Op::StartAll(s) | Op::StopAll(s) | Op::ResetAll(s) => {
                 let (k, m) = self.session(s);
-                let e = self.reg.start_all(k);
-                let mr = self.model.start_all(m);
-                self.agree(op, &e, &mr);
-            }
-            Op::StopAll(s) => {
-                let (k, m) = self.session(s);
-                let e = self.reg.stop_all(k);
-                let mr = self.model.stop_all(m);
-                self.agree(op, &e, &mr);
-            }
-            Op::ResetAll(s) => {
-                let (k, m) = self.session(s);
-                let e = self.reg.reset_all(k);
-                let mr = self.model.reset_all(m);
+                let (e, mr) = match op {
+                    Op::StartAll(_) => (self.reg.start_all(k), self.model.start_all(m)),
+                    Op::StopAll(_) => (self.reg.stop_all(k), self.model.stop_all(m)),
+                    _ => (self.reg.reset_all(k), self.model.reset_all(m)),
+                };
                 self.agree(op, &e, &mr);
             }
         }
@@ -582,44 +558,40 @@ impl Harness {
         if let Some(d) = dt {
             meta.datatype = d;
         }
+        // The settings every builder takes, when the operation gives them.
+        macro_rules! options {
+            ($b:expr) => {{
+                let mut b = $b;
+                if let Some(c) = r.continuous {
+                    b = b.continuous(c);
+                }
+                if let Some(ro) = r.readonly {
+                    b = b.readonly(ro);
+                }
+                if let Some(a) = r.atomic {
+                    b = b.atomic(a);
+                }
+                if let Some(d) = dt {
+                    b = b.datatype(d);
+                }
+                b
+            }};
+        }
         macro_rules! build {
             ($b:expr, $variant:ident) => {{
                 let mut b = $b;
                 if let Some(n) = count {
                     b = b.count(n);
                 }
-                if let Some(c) = r.continuous {
-                    b = b.continuous(c);
-                }
-                if let Some(ro) = r.readonly {
-                    b = b.readonly(ro);
-                }
-                if let Some(a) = r.atomic {
-                    b = b.atomic(a);
-                }
-                if let Some(d) = dt {
-                    b = b.datatype(d);
-                }
-                b.register().map(Comp::$variant).map(Ok)
+                options!(b).register().map(Comp::$variant).map(Ok)
             }};
         }
         let reg = &self.reg;
         macro_rules! build_bound {
             ($b:expr, $variant:ident) => {{
-                let mut b = $b.bind(BindKind::Comm).per_object_count();
-                if let Some(c) = r.continuous {
-                    b = b.continuous(c);
-                }
-                if let Some(ro) = r.readonly {
-                    b = b.readonly(ro);
-                }
-                if let Some(a) = r.atomic {
-                    b = b.atomic(a);
-                }
-                if let Some(d) = dt {
-                    b = b.datatype(d);
-                }
-                b.register_bound().map(BoundComp::$variant)
+                options!($b.bind(BindKind::Comm).per_object_count())
+                    .register_bound()
+                    .map(BoundComp::$variant)
             }};
         }
         let e: Result<Result<Comp, BoundComp>, pvar::Error> = match kind {

@@ -619,35 +619,31 @@ impl Model {
     /// `start_all`: continuous and started handles are ignored; every other
     /// handle is started; `PVAR_NO_STARTSTOP` if any could not be.
     pub fn start_all(&mut self, s: Option<usize>) -> R<()> {
-        let s = self.check_session(s)?;
-        let mut res = Ok(());
-        for h in self.session_handles(s) {
-            let d = &self.handles[&h];
-            if self.meta_of(h).continuous || d.started {
-                continue;
-            }
-            if self.active_of(h).is_err() {
-                res = Err(ErrorCode::PvarNoStartstop);
-                continue;
-            }
-            self.do_start(h);
-        }
-        res
+        self.start_stop_all(s, true)
     }
 
+    /// `stop_all`: as `start_all`, stopping the started handles.
     pub fn stop_all(&mut self, s: Option<usize>) -> R<()> {
+        self.start_stop_all(s, false)
+    }
+
+    fn start_stop_all(&mut self, s: Option<usize>, start: bool) -> R<()> {
         let s = self.check_session(s)?;
         let mut res = Ok(());
         for h in self.session_handles(s) {
             let d = &self.handles[&h];
-            if self.meta_of(h).continuous || !d.started {
+            if self.meta_of(h).continuous || d.started == start {
                 continue;
             }
             if self.active_of(h).is_err() {
                 res = Err(ErrorCode::PvarNoStartstop);
                 continue;
             }
-            self.do_stop(h);
+            if start {
+                self.do_start(h);
+            } else {
+                self.do_stop(h);
+            }
         }
         res
     }
