@@ -413,11 +413,7 @@ impl<T: CvarType> BoundCvar<T> {
     /// with [`Error::Inactive`].
     pub fn drop_instance(&self, object: u64) -> Result<()> {
         let (_, map) = self.instances()?;
-        let cell = map
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&object)
-            .ok_or(Error::Invalid("no instance for this object"))?;
+        let cell = crate::registry::remove_instance(map, object)?;
         cell.live.store(false, Ordering::Release);
         Ok(())
     }
@@ -427,14 +423,7 @@ impl<T: CvarType> BoundCvar<T> {
         let Ok((_, map)) = self.instances() else {
             return Vec::new();
         };
-        let mut v: Vec<u64> = map
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .copied()
-            .collect();
-        v.sort_unstable();
-        v
+        crate::registry::instance_objects(map)
     }
 
     /// Forbids tool writes to every instance for now

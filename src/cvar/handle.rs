@@ -15,7 +15,7 @@ use std::num::NonZeroU64;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::kinds::{BindKind, ObjectRef};
-use crate::sync::{Arc, Ordering};
+use crate::sync::{Arc, MutexGuard, Ordering};
 
 use super::types::CvarValue;
 use super::types::sealed::{Init, Kind};
@@ -201,19 +201,22 @@ fn encode(var: &CvarVar, cell: &CvarCell, buf: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
+impl super::CvarTable {
+    /// The handle slots (also after a panic while they were locked).
+    fn slab(&self) -> MutexGuard<'_, Slab> {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// Tool-side handle operations.
 impl crate::Registry {
     fn cvar_target(&self, h: CvarHandle) -> Result<(&CvarVar, Arc<CvarCell>)> {
-        let (var, cell) = {
-            let slab = self
-                .inner
-                .cvars
-                .handles
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            let t = slab.get(h)?;
-            (t.var, t.cell.clone())
-        };
+        let (var, cell) = self
+            .inner
+            .cvars
+            .slab()
+            .get(h)
+            .map(|t| (t.var, t.cell.clone()))?;
         let var = self.inner.cvars.var(var)?;
         if !var.is_active() || !cell.live.load(Ordering::Acquire) {
             return Err(Error::Inactive);
@@ -260,21 +263,14 @@ impl crate::Registry {
         let h = self
             .inner
             .cvars
-            .handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .slab()
             .insert(Target { var: index, cell })?;
         Ok((h, count))
     }
 
     /// `MPI_T_cvar_handle_free`; `INVALID_HANDLE` if `h` is not live.
     pub fn cvar_handle_free(&self, h: CvarHandle) -> Result<()> {
-        self.inner
-            .cvars
-            .handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(h)
+        self.inner.cvars.slab().remove(h)
     }
 
     /// What a live handle refers to: the variable's index, its datatype and
@@ -282,27 +278,18 @@ impl crate::Registry {
     /// `MPI_T_cvar_read/write` buffers without a table of its own);
     /// `INVALID_HANDLE` if `h` is not live.
     pub fn cvar_handle_info(&self, h: CvarHandle) -> Result<(usize, crate::Datatype, usize)> {
-        let (var, count) = {
-            let slab = self
-                .inner
-                .cvars
-                .handles
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            let t = slab.get(h)?;
-            (t.var, t.cell.count)
-        };
+        let (var, count) = self
+            .inner
+            .cvars
+            .slab()
+            .get(h)
+            .map(|t| (t.var, t.cell.count))?;
         Ok((var, self.inner.cvars.var(var)?.info.datatype, count))
     }
 
     /// Number of control variable handles currently allocated.
     pub fn cvar_handles_in_use(&self) -> usize {
-        self.inner
-            .cvars
-            .handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .live
+        self.inner.cvars.slab().live
     }
 
     /// `MPI_T_cvar_read`: writes the value into `buf` in the C layout of

@@ -128,7 +128,7 @@ impl CvarVar {
 pub(crate) struct CvarTable {
     pub(crate) vars: AppendVec<CvarVar>,
     names: Mutex<HashMap<String, usize>>,
-    pub(crate) handles: Mutex<handle::Slab>,
+    handles: Mutex<handle::Slab>,
     warnings: Mutex<Vec<String>>,
 }
 

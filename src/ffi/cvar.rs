@@ -2,8 +2,6 @@
 //! async-signal-safe (the Rust cvar handle table takes a mutex).
 
 use core::ffi::{c_char, c_int, c_void};
-use std::collections::HashMap;
-use std::sync::Mutex;
 
 use super::pvar::object_at;
 use super::strings::{arg_str, put_string};
@@ -15,19 +13,21 @@ use super::{
 use crate::CvarHandle;
 use crate::kinds::Datatype;
 
-/// Buffer geometry of each live C cvar handle: (datatype, element count).
-/// The Rust API takes byte slices; C passes bare pointers sized from
-/// get_info and handle_alloc, so the C layer remembers the size.
-static SIZES: Mutex<Option<HashMap<u64, (Datatype, usize)>>> = Mutex::new(None);
-
-fn sizes<R>(f: impl FnOnce(&mut HashMap<u64, (Datatype, usize)>) -> R) -> R {
-    let mut g = SIZES.lock().unwrap_or_else(|e| e.into_inner());
-    f(g.get_or_insert_with(HashMap::new))
-}
-
-fn lookup(h: CHandle) -> Result<(CvarHandle, Datatype, usize), c_int> {
+/// A live handle with the geometry (datatype, element count) of the C
+/// buffer `buf` its value travels through: the Rust API takes byte slices,
+/// C passes bare pointers sized from get_info and handle_alloc.
+/// `MPI_T_ERR_INVALID_HANDLE` if `h` is not live, then `MPI_T_ERR_INVALID`
+/// if `buf` is NULL.
+fn lookup(
+    reg: &crate::Registry,
+    h: CHandle,
+    buf: *const c_void,
+) -> Result<(CvarHandle, Datatype, usize), c_int> {
     let ch = CvarHandle::from_raw(h as u64).ok_or(ERR_INVALID_HANDLE)?;
-    let (dt, n) = sizes(|m| m.get(&ch.to_raw()).copied()).ok_or(ERR_INVALID_HANDLE)?;
+    let (_, dt, n) = reg.cvar_handle_info(ch).c()?;
+    if buf.is_null() {
+        return Err(ERR_INVALID);
+    }
     Ok((ch, dt, n))
 }
 
@@ -107,7 +107,6 @@ mpi_t_fn! {
             // variable (caller's contract); `object_at` checks NULL.
             let object = unsafe { object_at(obj_handle, info.bind) };
             let (h, n) = reg.cvar_handle_alloc(i, object).c()?;
-            sizes(|m| m.insert(h.to_raw(), (info.datatype, n)));
             super::init::track_cvar_handle(h.to_raw(), true);
             // SAFETY: both checked by `require` above.
             unsafe {
@@ -118,11 +117,6 @@ mpi_t_fn! {
     }
 }
 
-/// Forgets the geometry of a handle freed by the last finalize.
-pub(crate) fn forget(raw: u64) {
-    sizes(|m| m.remove(&raw));
-}
-
 mpi_t_fn! {
     /// `MPI_T_cvar_handle_free`: sets `*handle` to `MPI_T_CVAR_HANDLE_NULL`.
     fn PMPI_T_cvar_handle_free / MPI_T_cvar_handle_free(handle: *mut CHandle) {
@@ -131,7 +125,6 @@ mpi_t_fn! {
             let h = unsafe { out(handle) }.ok_or(ERR_INVALID)?;
             let ch = CvarHandle::from_raw(*h as u64).ok_or(ERR_INVALID_HANDLE)?;
             reg.cvar_handle_free(ch).c()?;
-            forget(ch.to_raw());
             super::init::track_cvar_handle(ch.to_raw(), false);
             *h = core::ptr::null_mut();
             Ok(())
@@ -143,10 +136,7 @@ mpi_t_fn! {
     /// `MPI_T_cvar_read`: `buf` holds count elements of the datatype.
     fn PMPI_T_cvar_read / MPI_T_cvar_read(handle: CHandle, buf: *mut c_void) {
         mpit_call(|reg| {
-            let (h, dt, n) = lookup(handle)?;
-            if buf.is_null() {
-                return Err(ERR_INVALID);
-            }
+            let (h, dt, n) = lookup(reg, handle, buf)?;
             // SAFETY: non-NULL; valid for `n` elements of `dt` (contract:
             // sized from get_info and handle_alloc).
             let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), n * dt.size()) };
@@ -161,10 +151,7 @@ mpi_t_fn! {
     /// bytes, never beyond).
     fn PMPI_T_cvar_write / MPI_T_cvar_write(handle: CHandle, buf: *const c_void) {
         mpit_call(|reg| {
-            let (h, dt, n) = lookup(handle)?;
-            if buf.is_null() {
-                return Err(ERR_INVALID);
-            }
+            let (h, dt, n) = lookup(reg, handle, buf)?;
             let bytes = if dt == Datatype::Char {
                 let p = buf.cast::<u8>();
                 // Scan for the NUL within the count so that a short string

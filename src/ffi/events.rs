@@ -20,6 +20,24 @@ type Instance = *mut c_void;
 /// `MPI_T_event_dropped_cb_function *` (never called: no events).
 type Callback = *mut c_void;
 
+/// An MPI_T function whose index or handle argument can name nothing here
+/// (no sources, events, registrations or instances exist): it ignores its
+/// arguments and returns `$code` (after the initialisation check).
+macro_rules! no_such_object {
+    (
+        $(#[$m:meta])*
+        fn $pname:ident / $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) => $code:expr
+    ) => {
+        mpi_t_fn! {
+            $(#[$m])*
+            fn $pname / $name ( $($arg : $ty),* ) {
+                let _ = ($($arg,)*);
+                mpit_call(|_| Err($code))
+            }
+        }
+    };
+}
+
 mpi_t_fn! {
     /// `MPI_T_source_get_num`: always 0.
     fn PMPI_T_source_get_num / MPI_T_source_get_num(num_sources: *mut c_int) {
@@ -28,7 +46,7 @@ mpi_t_fn! {
     }
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_source_get_info`: no sources, `MPI_T_ERR_INVALID_INDEX`.
     fn PMPI_T_source_get_info / MPI_T_source_get_info(
         source_index: c_int,
@@ -40,22 +58,15 @@ mpi_t_fn! {
         ticks_per_second: *mut Count,
         max_ticks: *mut Count,
         info: *mut Info,
-    ) {
-        let _ = (source_index, name, name_len, desc, desc_len, ordering, ticks_per_second);
-        let _ = (max_ticks, info);
-        mpit_call(|_| Err(ERR_INVALID_INDEX))
-    }
+    ) => ERR_INVALID_INDEX
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_source_get_timestamp`: no sources, `MPI_T_ERR_INVALID_INDEX`.
     fn PMPI_T_source_get_timestamp / MPI_T_source_get_timestamp(
         source_index: c_int,
         timestamp: *mut Count,
-    ) {
-        let _ = (source_index, timestamp);
-        mpit_call(|_| Err(ERR_INVALID_INDEX))
-    }
+    ) => ERR_INVALID_INDEX
 }
 
 mpi_t_fn! {
@@ -66,7 +77,7 @@ mpi_t_fn! {
     }
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_get_info`: no events, `MPI_T_ERR_INVALID_INDEX`.
     fn PMPI_T_event_get_info / MPI_T_event_get_info(
         event_index: c_int,
@@ -81,11 +92,7 @@ mpi_t_fn! {
         desc: *mut c_char,
         desc_len: *mut c_int,
         bind: *mut c_int,
-    ) {
-        let _ = (event_index, name, name_len, verbosity, array_of_datatypes);
-        let _ = (array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind);
-        mpit_call(|_| Err(ERR_INVALID_INDEX))
-    }
+    ) => ERR_INVALID_INDEX
 }
 
 mpi_t_fn! {
@@ -104,42 +111,33 @@ mpi_t_fn! {
     }
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_handle_alloc`: no events, `MPI_T_ERR_INVALID_INDEX`.
     fn PMPI_T_event_handle_alloc / MPI_T_event_handle_alloc(
         event_index: c_int,
         obj_handle: *mut c_void,
         info: Info,
         event_registration: *mut Registration,
-    ) {
-        let _ = (event_index, obj_handle, info, event_registration);
-        mpit_call(|_| Err(ERR_INVALID_INDEX))
-    }
+    ) => ERR_INVALID_INDEX
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_handle_set_info`: no registrations exist.
     fn PMPI_T_event_handle_set_info / MPI_T_event_handle_set_info(
         event_registration: Registration,
         info: Info,
-    ) {
-        let _ = (event_registration, info);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_handle_get_info`: no registrations exist.
     fn PMPI_T_event_handle_get_info / MPI_T_event_handle_get_info(
         event_registration: Registration,
         info_used: *mut Info,
-    ) {
-        let _ = (event_registration, info_used);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_register_callback`: no registrations exist.
     fn PMPI_T_event_register_callback / MPI_T_event_register_callback(
         event_registration: Registration,
@@ -147,99 +145,72 @@ mpi_t_fn! {
         info: Info,
         user_data: *mut c_void,
         event_cb_function: Callback,
-    ) {
-        let _ = (event_registration, cb_safety, info, user_data, event_cb_function);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_callback_set_info`: no registrations exist.
     fn PMPI_T_event_callback_set_info / MPI_T_event_callback_set_info(
         event_registration: Registration,
         cb_safety: c_int,
         info: Info,
-    ) {
-        let _ = (event_registration, cb_safety, info);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_callback_get_info`: no registrations exist.
     fn PMPI_T_event_callback_get_info / MPI_T_event_callback_get_info(
         event_registration: Registration,
         cb_safety: c_int,
         info_used: *mut Info,
-    ) {
-        let _ = (event_registration, cb_safety, info_used);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_handle_free`: no registrations exist.
     fn PMPI_T_event_handle_free / MPI_T_event_handle_free(
         event_registration: Registration,
         user_data: *mut c_void,
         free_cb_function: Callback,
-    ) {
-        let _ = (event_registration, user_data, free_cb_function);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_set_dropped_handler`: no registrations exist.
     fn PMPI_T_event_set_dropped_handler / MPI_T_event_set_dropped_handler(
         event_registration: Registration,
         dropped_cb_function: Callback,
-    ) {
-        let _ = (event_registration, dropped_cb_function);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_read`: no instances exist.
     fn PMPI_T_event_read / MPI_T_event_read(
         event_instance: Instance,
         element_index: c_int,
         buffer: *mut c_void,
-    ) {
-        let _ = (event_instance, element_index, buffer);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_copy`: no instances exist.
-    fn PMPI_T_event_copy / MPI_T_event_copy(event_instance: Instance, buffer: *mut c_void) {
-        let _ = (event_instance, buffer);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    fn PMPI_T_event_copy / MPI_T_event_copy(event_instance: Instance, buffer: *mut c_void) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_get_timestamp`: no instances exist.
     fn PMPI_T_event_get_timestamp / MPI_T_event_get_timestamp(
         event_instance: Instance,
         event_timestamp: *mut Count,
-    ) {
-        let _ = (event_instance, event_timestamp);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
-mpi_t_fn! {
+no_such_object! {
     /// `MPI_T_event_get_source`: no instances exist.
     fn PMPI_T_event_get_source / MPI_T_event_get_source(
         event_instance: Instance,
         source_index: *mut c_int,
-    ) {
-        let _ = (event_instance, source_index);
-        mpit_call(|_| Err(ERR_INVALID_HANDLE))
-    }
+    ) => ERR_INVALID_HANDLE
 }
 
 mpi_t_fn! {

@@ -63,7 +63,6 @@ fn release_all() {
         let _ = reg.session_free(SessionId::from_raw(s));
     }
     for h in cvars.into_iter().filter_map(CvarHandle::from_raw) {
-        super::cvar::forget(h.to_raw());
         let _ = reg.cvar_handle_free(h);
     }
 }

@@ -239,6 +239,31 @@ mpi_t_fn! {
 /// A ranged read of a handle: `read_range` or `readreset_range`.
 type RangeOp = fn(&Registry, SessionId, HandleId, usize, &mut [u64]) -> crate::Result<()>;
 
+/// The datatype and element count of handle `h`, whose values travel
+/// through the C buffer `buf`: `MPI_T_ERR_INVALID` if `buf` is NULL (after
+/// the session and handle checks).
+fn buffer_shape(
+    reg: &Registry,
+    s: SessionId,
+    h: HandleId,
+    buf: *const c_void,
+) -> CResult<(crate::Datatype, usize)> {
+    let (_, dt) = reg.handle_variable(s, h).c()?;
+    let count = reg.handle_count(s, h).c()?;
+    if buf.is_null() {
+        return Err(ERR_INVALID);
+    }
+    Ok((dt, count))
+}
+
+/// The element ranges, [`STACK`] elements at most, in which `count`
+/// elements go through a stack buffer: no allocation.
+fn stack_pieces(count: usize) -> impl Iterator<Item = core::ops::Range<usize>> {
+    (0..count)
+        .step_by(STACK)
+        .map(move |first| first..(first + STACK).min(count))
+}
+
 /// Reads a handle's values into the caller's buffer in C layout, without
 /// allocating: through a stack buffer of [`STACK`] elements, piece by piece
 /// for larger handles (per element, a read or readreset is atomic either
@@ -253,22 +278,16 @@ unsafe fn read_into(
     buf: *mut c_void,
     op: RangeOp,
 ) -> CResult {
-    let (_, dt) = reg.handle_variable(s, h).c()?;
-    let count = reg.handle_count(s, h).c()?;
-    if buf.is_null() {
-        return Err(ERR_INVALID);
-    }
+    let (dt, count) = buffer_shape(reg, s, h, buf)?;
     let size = dt.size();
     // SAFETY: `buf` is non-NULL and valid for `count * size` bytes (the
     // contract of MPI_T_pvar_read: the buffer holds `count` elements).
     let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), count * size) };
     let mut tmp = [0u64; STACK];
-    let mut first = 0;
-    while first < count {
-        let n = (count - first).min(STACK);
-        op(reg, s, h, first, &mut tmp[..n]).c()?;
-        encode_values(dt, &tmp[..n], &mut dst[first * size..(first + n) * size]).c()?;
-        first += n;
+    for r in stack_pieces(count) {
+        let tmp = &mut tmp[..r.len()];
+        op(reg, s, h, r.start, tmp).c()?;
+        encode_values(dt, tmp, &mut dst[r.start * size..r.end * size]).c()?;
     }
     Ok(())
 }
@@ -308,23 +327,16 @@ mpi_t_fn! {
     ) {
         mpit_call(|reg| {
             let (s, h) = (sid(session), hid(handle));
-            let (_, dt) = reg.handle_variable(s, h).c()?;
-            let count = reg.handle_count(s, h).c()?;
-            if buf.is_null() {
-                return Err(ERR_INVALID);
-            }
+            let (dt, count) = buffer_shape(reg, s, h, buf)?;
             let size = dt.size();
             // SAFETY: non-NULL; valid for `count * size` bytes (the contract
             // of MPI_T_pvar_write).
             let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count * size) };
-            // Through a stack buffer, piece by piece: no allocation.
             let mut tmp = [0u64; STACK];
-            let mut first = 0;
-            while first < count {
-                let n = (count - first).min(STACK);
-                decode_values(dt, &src[first * size..(first + n) * size], &mut tmp[..n]).c()?;
-                reg.write_range(s, h, first, &tmp[..n]).c()?;
-                first += n;
+            for r in stack_pieces(count) {
+                let tmp = &mut tmp[..r.len()];
+                decode_values(dt, &src[r.start * size..r.end * size], tmp).c()?;
+                reg.write_range(s, h, r.start, tmp).c()?;
             }
             Ok(())
         })

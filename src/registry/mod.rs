@@ -425,11 +425,7 @@ impl Registry {
         let Body::Bound { instances, .. } = &var.body else {
             return Err(Error::Invalid("the variable is not bound to objects"));
         };
-        let removed = instances
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&object)
-            .ok_or(Error::Invalid("no instance for this object"))?;
+        let removed = remove_instance(instances, object)?;
         removed.live.store(false, Ordering::Release);
         Ok(())
     }
@@ -437,16 +433,7 @@ impl Registry {
     /// The objects that currently have an instance of bound variable `index`.
     pub fn instances(&self, index: usize) -> Result<Vec<u64>> {
         match &self.variable(index)?.body {
-            Body::Bound { instances, .. } => {
-                let mut v: Vec<u64> = instances
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .keys()
-                    .copied()
-                    .collect();
-                v.sort_unstable();
-                Ok(v)
-            }
+            Body::Bound { instances, .. } => Ok(instance_objects(instances)),
             Body::Unbound(_) => Ok(Vec::new()),
         }
     }
@@ -455,6 +442,28 @@ impl Registry {
     pub fn ptr_eq(&self, other: &Registry) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
+}
+
+/// Takes `object`'s instance out of a bound variable's instance map (of a
+/// performance or a control variable); `INVALID` if it has none.
+pub(crate) fn remove_instance<V>(map: &Mutex<HashMap<u64, V>>, object: u64) -> Result<V> {
+    map.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&object)
+        .ok_or(Error::Invalid("no instance for this object"))
+}
+
+/// The objects that have an instance in a bound variable's instance map,
+/// sorted.
+pub(crate) fn instance_objects<V>(map: &Mutex<HashMap<u64, V>>) -> Vec<u64> {
+    let mut v: Vec<u64> = map
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .copied()
+        .collect();
+    v.sort_unstable();
+    v
 }
 
 static GLOBAL: OnceLock<Registry> = OnceLock::new();

@@ -2,7 +2,7 @@
 
 use core::ffi::{c_char, c_int, c_void};
 
-use super::desc::{CCvarInfo, bind, enumeration, verbosity};
+use super::desc::{CCvarInfo, bind, enumeration, raw_or, verbosity};
 use super::{Recorded, deref, free_ptr, into_ptr};
 use crate::cvar::CvarBuilder;
 use crate::ffi::strings::{arg_str, opt_str, put_string};
@@ -28,6 +28,32 @@ enum CBoundCvar {
     I64(BoundCvar<i64>),
     F64(BoundCvar<f64>),
     Str(BoundCvar<String>),
+}
+
+/// `$body` on the typed handle `$x` inside whichever variant `$e` (a
+/// `CCvar` or `CBoundCvar`) is; with `=> $to`, wrapped in `$to`'s variant
+/// of the same type.
+macro_rules! each_type {
+    ($e:expr, $from:ident, |$x:ident| $body:expr) => {
+        match $e {
+            $from::I32($x) => $body,
+            $from::U32($x) => $body,
+            $from::U64($x) => $body,
+            $from::I64($x) => $body,
+            $from::F64($x) => $body,
+            $from::Str($x) => $body,
+        }
+    };
+    ($e:expr, $from:ident => $to:ident, |$x:ident| $body:expr) => {
+        match $e {
+            $from::I32($x) => $to::I32($body),
+            $from::U32($x) => $to::U32($body),
+            $from::U64($x) => $to::U64($body),
+            $from::I64($x) => $to::I64($body),
+            $from::F64($x) => $to::F64($body),
+            $from::Str($x) => $to::Str($body),
+        }
+    };
 }
 
 enum RegisteredCvar {
@@ -70,16 +96,8 @@ unsafe fn register_cvar(p: *const CCvarInfo, bound: bool) -> CResult<RegisteredC
     }
     // SAFETY: non-NULL, aligned, valid by contract.
     let c = unsafe { &*p };
-    let dt = if c.datatype == 0 {
-        Datatype::Int
-    } else {
-        Datatype::from_raw(c.datatype).ok_or(ERR_INVALID)?
-    };
-    let scope = if c.scope == 0 {
-        Scope::Local
-    } else {
-        Scope::from_raw(c.scope).ok_or(ERR_INVALID)?
-    };
+    let dt = raw_or(c.datatype, Datatype::Int, Datatype::from_raw)?;
+    let scope = raw_or(c.scope, Scope::Local, Scope::from_raw)?;
     // SAFETY: the strings and the enumeration are valid (contract).
     let (name, desc, category, env, default_string, e) = unsafe {
         (
@@ -185,14 +203,7 @@ pub unsafe extern "C" fn pvar_bound_cvar_create(
         require(cvar)?;
         // SAFETY: caller's contract.
         let b = unsafe { deref::<CBoundCvar>(bound) }.ok_or(ERR_INVALID)?;
-        let c = match b {
-            CBoundCvar::I32(b) => CCvar::I32(b.create_instance(object).rec()?),
-            CBoundCvar::U32(b) => CCvar::U32(b.create_instance(object).rec()?),
-            CBoundCvar::U64(b) => CCvar::U64(b.create_instance(object).rec()?),
-            CBoundCvar::I64(b) => CCvar::I64(b.create_instance(object).rec()?),
-            CBoundCvar::F64(b) => CCvar::F64(b.create_instance(object).rec()?),
-            CBoundCvar::Str(b) => CCvar::Str(b.create_instance(object).rec()?),
-        };
+        let c = each_type!(b, CBoundCvar => CCvar, |b| b.create_instance(object).rec()?);
         // SAFETY: checked by `require`.
         unsafe { set_req(cvar, into_ptr(c)) }
     })
@@ -208,15 +219,7 @@ pub unsafe extern "C" fn pvar_bound_cvar_drop(bound: *mut c_void, object: u64) -
     guarded(|| {
         // SAFETY: caller's contract.
         let b = unsafe { deref::<CBoundCvar>(bound) }.ok_or(ERR_INVALID)?;
-        match b {
-            CBoundCvar::I32(b) => b.drop_instance(object),
-            CBoundCvar::U32(b) => b.drop_instance(object),
-            CBoundCvar::U64(b) => b.drop_instance(object),
-            CBoundCvar::I64(b) => b.drop_instance(object),
-            CBoundCvar::F64(b) => b.drop_instance(object),
-            CBoundCvar::Str(b) => b.drop_instance(object),
-        }
-        .rec()
+        each_type!(b, CBoundCvar, |b| b.drop_instance(object)).rec()
     })
 }
 
@@ -400,24 +403,13 @@ pub unsafe extern "C" fn pvar_cvar_set_string(cvar_: *mut c_void, s: *const c_ch
 /// `cvar` is NULL or a live `pvar_cvar`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_cvar_freeze(cvar_: *mut c_void, frozen: c_int) {
-    macro_rules! f {
-        ($c:expr) => {
-            if frozen != 0 {
-                $c.freeze()
-            } else {
-                $c.unfreeze()
-            }
-        };
-    }
     // SAFETY: caller's contract.
-    match unsafe { cvar(cvar_) } {
-        Some(CCvar::I32(c)) => f!(c),
-        Some(CCvar::U32(c)) => f!(c),
-        Some(CCvar::U64(c)) => f!(c),
-        Some(CCvar::I64(c)) => f!(c),
-        Some(CCvar::F64(c)) => f!(c),
-        Some(CCvar::Str(c)) => f!(c),
-        None => {}
+    if let Some(c) = unsafe { cvar(cvar_) } {
+        each_type!(c, CCvar, |c| if frozen != 0 {
+            c.freeze()
+        } else {
+            c.unfreeze()
+        })
     }
 }
 
@@ -429,14 +421,6 @@ pub unsafe extern "C" fn pvar_cvar_freeze(cvar_: *mut c_void, frozen: c_int) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_cvar_index(cvar_: *mut c_void) -> c_int {
     // SAFETY: caller's contract.
-    let i = match unsafe { cvar(cvar_) } {
-        Some(CCvar::I32(c)) => c.index(),
-        Some(CCvar::U32(c)) => c.index(),
-        Some(CCvar::U64(c)) => c.index(),
-        Some(CCvar::I64(c)) => c.index(),
-        Some(CCvar::F64(c)) => c.index(),
-        Some(CCvar::Str(c)) => c.index(),
-        None => None,
-    };
+    let i = unsafe { cvar(cvar_) }.and_then(|c| each_type!(c, CCvar, |c| c.index()));
     i.map_or(-1, to_int)
 }

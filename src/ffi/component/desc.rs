@@ -70,20 +70,22 @@ pub(super) fn tri(v: c_int) -> CResult<Option<bool>> {
     }
 }
 
-pub(super) fn verbosity(v: c_int) -> CResult<Verbosity> {
+/// The kind with ABI value `v`, `default` for 0 (the field left unset);
+/// `MPI_T_ERR_INVALID` for any other value.
+pub(super) fn raw_or<T>(v: c_int, default: T, from_raw: fn(i32) -> Option<T>) -> CResult<T> {
     if v == 0 {
-        Ok(Verbosity::UserBasic)
+        Ok(default)
     } else {
-        Verbosity::from_raw(v).ok_or(ERR_INVALID)
+        from_raw(v).ok_or(ERR_INVALID)
     }
 }
 
+pub(super) fn verbosity(v: c_int) -> CResult<Verbosity> {
+    raw_or(v, Verbosity::UserBasic, Verbosity::from_raw)
+}
+
 pub(super) fn bind(v: c_int) -> CResult<BindKind> {
-    if v == 0 {
-        Ok(BindKind::NoObject)
-    } else {
-        BindKind::from_raw(v).ok_or(ERR_INVALID)
-    }
+    raw_or(v, BindKind::NoObject, BindKind::from_raw)
 }
 
 /// Reads an enumeration description.
@@ -134,7 +136,7 @@ pub(super) struct Desc {
     pub(super) enumeration: Option<Enumeration>,
 }
 
-pub(super) fn default_datatype(class: PvarClass) -> Datatype {
+fn default_datatype(class: PvarClass) -> Datatype {
     match class {
         PvarClass::Timer | PvarClass::Percentage => Datatype::Double,
         PvarClass::State => Datatype::Int,
@@ -152,11 +154,7 @@ impl Desc {
         // SAFETY: non-NULL, aligned, valid by contract.
         let c = unsafe { &*p };
         let class = PvarClass::from_raw(c.var_class).ok_or(ERR_INVALID)?;
-        let datatype = if c.datatype == 0 {
-            default_datatype(class)
-        } else {
-            Datatype::from_raw(c.datatype).ok_or(ERR_INVALID)?
-        };
+        let datatype = raw_or(c.datatype, default_datatype(class), Datatype::from_raw)?;
         let count = match c.count {
             0 => Some(1),
             COUNT_PER_OBJECT => None,
