@@ -194,22 +194,23 @@ void pvar_bound_free(pvar_bound bound);
  * complement, double via memcpy (see pvar_bits_from_double). `bound` is 1
  * with the object's handle value in `object` for bound variables, else 0.
  * The callbacks may be called from any thread (and, for read, from a tool's
- * signal handler): they must be thread-safe. write and notify may be NULL.
+ * signal handler): they must be thread-safe. notify may be NULL.
  * For PVAR_NOTIFY_BIND, notify returns the element count for the object
  * (-1: the registered count). A handle hears BIND, then START/STOP as the
  * tool starts and stops it (a continuous variable's handle: START at
  * allocation, STOP before FREE), then FREE.
  * Values are in the datatype's units (a TIMER: seconds as a double or
- * nanoseconds, not ticks); SUM classes return running totals. Flags left
- * PVAR_DEFAULT: a callback HIGH/LOWWATERMARK is not atomic, and read-only
- * unless `write` is given; readonly = PVAR_NO needs a write function
- * outside the SUM classes. */
+ * nanoseconds, not ticks); SUM classes return running totals.
+ * Only SUM classes may be writable (readonly = PVAR_NO) or atomic: their
+ * handles keep per-handle accum/offset, so a tool's write or reset changes
+ * only what that handle reads. Every other class is read-only (a write
+ * could only reach the component, where every session would see it); flags
+ * left PVAR_DEFAULT make a callback HIGH/LOWWATERMARK read-only and not
+ * atomic. */
 typedef uint64_t (*pvar_read_fn)(void *context, uint64_t object, int bound, size_t element);
-typedef void (*pvar_write_fn)(void *context, uint64_t object, int bound, size_t element,
-                              uint64_t value);
 typedef long (*pvar_notify_fn)(void *context, int event, uint64_t object, int bound);
-int pvar_register_callback(const pvar_info *info, pvar_read_fn read, pvar_write_fn write,
-                           pvar_notify_fn notify, void *context, int *index);
+int pvar_register_callback(const pvar_info *info, pvar_read_fn read, pvar_notify_fn notify,
+                           void *context, int *index);
 
 static inline uint64_t pvar_bits_from_double(double d) {
     uint64_t u;

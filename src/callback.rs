@@ -1,7 +1,16 @@
 //! Variables computed by callback, after the Open MPI design: a read
-//! function, an optional write function, and an optional notify function
-//! that hears about handle binding, start, stop and free, and returns the
-//! element count when a handle is bound to an object.
+//! function, and an optional notify function that hears about handle
+//! binding, start, stop and free, and returns the element count when a
+//! handle is bound to an object.
+//!
+//! There is no write function. A tool's write (and reset) of a pvar changes
+//! only what that handle reads: the standard keeps sessions from
+//! influencing each other, and `docs/tool-guide.md` promises it. A write
+//! function would hand the value to the component, where every session
+//! sees it. So callback variables of the SUM classes are writable per
+//! handle (their handles keep `accum / offset` over the running total the
+//! read function returns), and callback variables of every other class are
+//! read-only. A value the tool should set belongs in a control variable.
 //!
 //! Values cross the callback boundary as `u64` bit patterns of the
 //! variable's datatype: unsigned values as they are, `MPI_INT`/`MPI_COUNT`
@@ -41,21 +50,17 @@ pub enum Notify {
 }
 
 type ReadFn = dyn Fn(Option<u64>, usize) -> u64 + Send + Sync;
-type WriteFn = dyn Fn(Option<u64>, usize, u64) + Send + Sync;
 type NotifyFn = dyn Fn(Notify, Option<u64>) -> Option<usize> + Send + Sync;
 
 /// The functions behind a callback variable.
 ///
 /// - `read(object, element)` returns element `element` of the variable for
 ///   the bound object's handle value (`None` when unbound).
-/// - `write(object, element, value)` stores a value a tool wrote. A
-///   callback variable may be registered writable (`readonly(false)`) only
-///   with a write function, except in the SUM classes (COUNTER, AGGREGATE,
-///   TIMER), whose handles keep their own accum/offset over the values
-///   `read` returns. Callback HIGH/LOWWATERMARKs have no per-handle mark:
-///   register them `readonly(true)`, or `readonly(false)` with a write
-///   function and `atomic(false)`; their class defaults (writable, atomic)
-///   are refused.
+/// - Only the SUM classes (COUNTER, AGGREGATE, TIMER) may be writable
+///   (`readonly(false)`) and atomic: their handles keep their own
+///   accum/offset over the values `read` returns. Every other class is
+///   read-only and not atomic (see the module documentation); the builder
+///   makes a callback HIGH/LOWWATERMARK so by default.
 /// - `notify(event, object)` is called on bind / start / stop / free (see
 ///   [`Notify`] for the sequence); on [`Notify::Bind`] it returns the
 ///   element count for that object (`None` keeps the registered count;
@@ -66,14 +71,12 @@ type NotifyFn = dyn Fn(Notify, Option<u64>) -> Option<usize> + Send + Sync;
 /// to read the variable.
 pub struct Callbacks {
     pub(crate) read: Box<ReadFn>,
-    pub(crate) write: Option<Box<WriteFn>>,
     pub(crate) notify: Option<Box<NotifyFn>>,
 }
 
 impl fmt::Debug for Callbacks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Callbacks")
-            .field("write", &self.write.is_some())
             .field("notify", &self.notify.is_some())
             .finish()
     }
@@ -84,18 +87,8 @@ impl Callbacks {
     pub fn new(read: impl Fn(Option<u64>, usize) -> u64 + Send + Sync + 'static) -> Self {
         Self {
             read: Box::new(read),
-            write: None,
             notify: None,
         }
-    }
-
-    /// Adds a write function.
-    pub fn with_write(
-        mut self,
-        write: impl Fn(Option<u64>, usize, u64) + Send + Sync + 'static,
-    ) -> Self {
-        self.write = Some(Box::new(write));
-        self
     }
 
     /// Adds a notify function.

@@ -4,8 +4,9 @@
 //! Nothing here adds logic: every method forwards to the engine code that
 //! the normal build runs, which under `--cfg loom` is built on loom's
 //! atomics, mutexes, cells and thread-locals (see `sync`). The tool-side
-//! protocols (sessions, handles, readreset, free) are driven through the
-//! public [`Registry`](crate::Registry) API instead.
+//! protocols (sessions, handles and their run words, watermark
+//! subscriptions, readreset, free) are driven through the public
+//! [`Registry`](crate::Registry) API instead.
 //!
 //! Rule for models: a model's main thread must not update a sharded
 //! variable (it would take a thread id, whose exit guard runs after loom has
@@ -14,8 +15,6 @@
 #![allow(missing_docs, clippy::new_without_default)]
 
 use crate::cells::{self, CellSpace};
-use crate::storage::Repr;
-use crate::storage::watermark;
 
 /// A registry's per-thread cell space.
 pub struct Cells(CellSpace);
@@ -107,57 +106,13 @@ impl<T> AppendVec<T> {
     }
 }
 
-/// A one-element unsigned watermark store with its subscriber table.
-pub struct Watermark(watermark::WatermarkStore);
-
-/// A subscription (what a watermark handle holds).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SubKey(watermark::SubKey);
-
-const REPR: Repr = Repr::Unsigned;
-
-impl Watermark {
-    /// `high`: HIGHWATERMARK, else LOWWATERMARK; level starts at `initial`.
-    pub fn new(high: bool, initial: u64) -> Self {
-        Self(watermark::WatermarkStore::new(high, 1, initial))
-    }
-    /// Component update.
-    pub fn update(&self, v: u64) {
-        self.0.update(0, v, REPR)
-    }
-    pub fn level(&self) -> u64 {
-        self.0.level[0].load(crate::sync::Ordering::Relaxed)
-    }
-    pub fn subscribe(&self) -> SubKey {
-        SubKey(self.0.subscribe())
-    }
-    pub fn start(&self, k: SubKey) {
-        self.0.start(k.0, REPR)
-    }
-    pub fn stop(&self, k: SubKey) {
-        self.0.stop(k.0)
-    }
-    pub fn is_started(&self, k: SubKey) -> bool {
-        self.0.is_started(k.0)
-    }
-    pub fn read(&self, k: SubKey) -> u64 {
-        self.0.read(k.0, 0, REPR)
-    }
-    pub fn reset(&self, k: SubKey) -> u64 {
-        self.0.reset(k.0, 0, REPR)
-    }
-    pub fn unsubscribe(&self, k: SubKey) {
-        self.0.unsubscribe(k.0)
-    }
-}
-
 /// A modelled signal handler (see `sync::signal`).
 pub mod signal {
     /// Runs `handler` on this thread at the `skip`-th signal point it
-    /// passes (0 = the next one): between the load of a SUM handle's word
-    /// and its compare-and-swap (start, stop, reset, readreset, write) or
-    /// its re-check (read); in a watermark start between its STARTING
-    /// transition and the marks' initialisation.
+    /// passes (0 = the next one): at every merged read of a variable's
+    /// current value (between the load of a handle's word and its
+    /// compare-and-swap or re-check), and in a watermark start between the
+    /// marks becoming started and the started count being raised.
     pub fn arm(skip: usize, handler: impl FnOnce() + 'static) {
         crate::sync::signal::arm(skip, Box::new(handler))
     }

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `pvar_engine_sessions` | LEVEL | pvar sessions allocated ([`Registry::tool_stats`](crate::Registry::tool_stats)) |
 //! | `pvar_engine_handles` | LEVEL | pvar handles allocated |
-//! | `pvar_engine_reads` | COUNTER | pvar handle reads served since start |
+//! | `pvar_engine_reads` | COUNTER | pvar handle reads served (`read`, `readreset`); a handle counts those served since it was allocated |
 //! | `pvar_engine_live_threads` | LEVEL | threads holding a per-thread id ([`crate::live_threads`]) |
 //! | `pvar_engine_thread_records` | LEVEL | per-thread records of this registry ([`Registry::thread_records`](crate::Registry::thread_records)) |
 //!
@@ -119,7 +119,10 @@ pub fn register_engine_vars(reg: &Registry) -> Result<()> {
         Datatype::UnsignedLongLong,
         stat(|s| s.reads),
     )
-    .description("pvar handle reads served since the registry was created")
+    .description(
+        "pvar handle reads served (read and readreset); like every COUNTER, a handle \
+         counts from its allocation: the reads served since then",
+    )
     .verbosity(Verbosity::MpidevBasic)
     .category(CATEGORY)
     .readonly(true)

@@ -441,8 +441,6 @@ enum Storage {
     Engine,
     /// A callback variable with only a read function.
     ReadCallback,
-    /// A callback variable with read and write functions.
-    ReadWriteCallback,
 }
 
 /// Registers `name` with the given storage and the flags that are `Some`
@@ -481,25 +479,17 @@ fn register_flags(
             C::Timer => flags!(reg.timer(name)),
             C::Generic => flags!(reg.generic::<u64>(name)),
         },
-        Storage::ReadCallback | Storage::ReadWriteCallback => {
-            let mut cb = Callbacks::new(|_, _| 5);
-            if storage == Storage::ReadWriteCallback {
-                cb = cb.with_write(|_, _, _| {});
-            }
-            flags!(reg.callback_pvar(name, class, dt, cb))
+        Storage::ReadCallback => {
+            flags!(reg.callback_pvar(name, class, dt, Callbacks::new(|_, _| 5)))
         }
     }
 }
 
-/// Whether a tool write can work: the SUM classes and engine watermarks keep
-/// per-handle state; every other variable writes through a write callback.
+/// Whether a tool write can change that handle's value alone: the SUM
+/// classes and engine watermarks keep per-handle state; every other
+/// variable is read-only.
 fn writable(class: PvarClass, storage: Storage) -> bool {
-    let sum = matches!(
-        class,
-        PvarClass::Counter | PvarClass::Aggregate | PvarClass::Timer
-    );
-    let watermark = matches!(class, PvarClass::HighWatermark | PvarClass::LowWatermark);
-    sum || (watermark && storage == Storage::Engine) || storage == Storage::ReadWriteCallback
+    resettable(class, storage)
 }
 
 /// Whether `readreset` has per-handle state to reset.
@@ -555,7 +545,7 @@ fn writable_only_where_a_tool_write_works() {
                 &reg,
                 "cb_high_atomic",
                 (PvarClass::HighWatermark, Datatype::UnsignedLongLong),
-                Storage::ReadWriteCallback,
+                Storage::ReadCallback,
                 Some(false),
                 Some(true),
             ),
@@ -568,9 +558,9 @@ fn writable_only_where_a_tool_write_works() {
     assert_eq!(reg.num_pvars(), 0, "nothing was registered");
 
     // A callback watermark has no per-handle mark: the class defaults
-    // (writable, atomic) do not apply. Without a write callback it
-    // defaults to read-only and not atomic; asked for writable explicitly
-    // it is refused (above); read-only it registers.
+    // (writable, atomic) do not apply. It defaults to read-only and not
+    // atomic; asked for writable explicitly it is refused (above);
+    // read-only it registers.
     let dflt = register_flags(
         &reg,
         "cb_high_defaults",
@@ -593,26 +583,6 @@ fn writable_only_where_a_tool_write_works() {
     .unwrap();
     let info = reg.pvar_info(ro).unwrap();
     assert!(info.readonly && !info.atomic, "{info:?}");
-    // With a write callback it may be writable, and the write reaches it.
-    let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let w2 = written.clone();
-    let rw = reg
-        .callback_pvar(
-            "cb_high_rw",
-            PvarClass::HighWatermark,
-            Datatype::UnsignedLongLong,
-            Callbacks::new(|_, _| 42)
-                .with_write(move |_, _, v| w2.store(v, std::sync::atomic::Ordering::Relaxed)),
-        )
-        .readonly(false)
-        .atomic(false)
-        .register()
-        .unwrap();
-    assert!(!reg.pvar_info(rw.index()).unwrap().readonly);
-    let s = reg.session().unwrap();
-    let (h, _) = s.alloc(rw.index(), None).unwrap();
-    s.write(h, &[7]).unwrap();
-    assert_eq!(written.load(std::sync::atomic::Ordering::Relaxed), 7);
     // An engine GENERIC stays read-only, as before.
     let g = reg.generic::<u64>("generic").register().unwrap();
     assert!(reg.pvar_info(g.index()).unwrap().readonly);
@@ -629,11 +599,7 @@ fn get_info_matches_write_and_reset_for_every_class_and_storage_kind() {
     let mut n = 0;
     for (ci, &cd) in CLASSES.iter().enumerate() {
         let (class, dt) = cd;
-        for storage in [
-            Storage::Engine,
-            Storage::ReadCallback,
-            Storage::ReadWriteCallback,
-        ] {
+        for storage in [Storage::Engine, Storage::ReadCallback] {
             for readonly in [None, Some(true), Some(false)] {
                 for atomic in [None, Some(true), Some(false)] {
                     n += 1;
@@ -645,17 +611,12 @@ fn get_info_matches_write_and_reset_for_every_class_and_storage_kind() {
                     let r = register_flags(&reg, &name, cd, storage, readonly, atomic);
                     // The flags asked for, over the class defaults
                     // (`readonly(true)` also clears `atomic`); a callback
-                    // watermark defaults to not atomic, and to read-only
-                    // without a write callback.
+                    // watermark defaults to read-only and not atomic.
                     let history = resettable(class, Storage::Engine);
                     let cb_watermark =
                         matches!(class, PvarClass::HighWatermark | PvarClass::LowWatermark)
                             && storage != Storage::Engine;
-                    let ro = readonly.unwrap_or(if cb_watermark {
-                        storage != Storage::ReadWriteCallback
-                    } else {
-                        !history
-                    });
+                    let ro = readonly.unwrap_or(cb_watermark || !history);
                     let at = atomic.unwrap_or(!cb_watermark && history && readonly != Some(true));
                     let honourable = (ro || writable(class, storage))
                         && (!at || (!ro && resettable(class, storage)));

@@ -4,8 +4,9 @@
 //! loom has no signals, so the engine (under `--cfg loom` only) has signal
 //! points between the load of a SUM handle's word and its compare-and-swap
 //! (start, stop, reset, readreset, write) or its re-check (read): the merged
-//! read of the cells; and in a watermark start, after it won the stopped →
-//! STARTING transition and before it initialises the marks. A model arms a handler with `loom_api::signal::arm(k,
+//! read of the cells; and in a watermark start, after it won the handle's
+//! transition and made the marks started, before it raises the started
+//! count. A model arms a handler with `loom_api::signal::arm(k,
 //! ..)`; it runs at the k-th point the thread passes, on that thread (same
 //! thread-locals), while loom interleaves the other threads around it. We
 //! run each scenario with k = 0, 1, 2 (k > 0 is reached only when the
@@ -24,7 +25,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use loom::sync::Arc;
-use pvar::loom_api::{Cells, SubKey, Watermark, signal};
+use pvar::loom_api::{Cells, signal};
 use pvar::{HandleId, Registry, SessionId};
 
 use crate::{N, counter_handle, model, readreset, spawn, updater};
@@ -140,9 +141,11 @@ fn readreset_inside_stop() {
     );
 }
 
-/// start interrupted by a stop (the handler sees a stopped handle and stops
-/// nothing, or the start retries): the handle ends started and counts only
-/// updates made after the start.
+/// start interrupted by a stop: the start is linearised at its transition
+/// of the handle's run word, which comes before every signal point, so the
+/// handler's stop follows it and the handle ends stopped, frozen, whatever
+/// order the two operations' element steps ran in; it never counts more
+/// than the updates made.
 #[test]
 fn stop_inside_start() {
     interrupted(
@@ -151,72 +154,85 @@ fn stop_inside_start() {
             let reg2 = reg.clone();
             signal::arm(k, move || reg2.stop(s, h).unwrap());
             reg.start(s, h).unwrap();
-            disarm(k);
-            reg.read_u64(s, h).unwrap()
+            let ran = !signal::disarm();
+            assert!(k > 0 || ran, "the handler did not run");
+            (reg.read_u64(s, h).unwrap(), ran)
         },
-        |k, reg, s, h, r| {
-            assert!(reg.is_started(s, h).unwrap(), "k={k}: start lost");
+        |k, reg, s, h, (r, ran)| {
             let last = reg.read_u64(s, h).unwrap();
             assert!(r <= last && last <= N, "k={k}: {r} then {last}");
+            if ran {
+                assert!(!reg.is_started(s, h).unwrap(), "k={k}: the later stop lost");
+                assert_eq!(r, last, "k={k}: stopped handle moved");
+            } else {
+                assert!(reg.is_started(s, h).unwrap(), "k={k}: start lost");
+            }
         },
     );
 }
 
-/// Watermark start interrupted (while STARTING, before the marks are
-/// initialised) by a handler that starts, stops or resets the same
-/// subscription, against updates on another thread. The handler's call
-/// returns at once (it is ordered before the interrupted start); the
-/// subscription ends started, its mark covers levels stored afterwards, and
-/// a stop freezes it.
-fn watermark_op_inside_start(op: fn(&Watermark, SubKey)) {
+/// Watermark start interrupted (after it won the handle's transition and
+/// made the marks started, before it raised the started count) by a
+/// handler that starts, stops or resets the same handle, against updates
+/// on another thread. The interrupted start is linearised at its
+/// transition, so the handler's start finds the handle started and does
+/// nothing, and its stop comes after the start: the handle ends stopped,
+/// frozen. Started, the mark covers the levels stored after it.
+fn watermark_op_inside_start(op: fn(&Registry, SessionId, HandleId), ends_started: bool) {
     model(move || {
-        let wm = Arc::new(Watermark::new(true, 0));
-        let k = wm.subscribe();
+        let reg = crate::registry();
+        let w = reg.high_watermark::<u64>("w").register().unwrap();
+        let s = reg.session_create().unwrap();
+        let (h, _) = reg.handle_alloc(s, w.index(), None).unwrap();
         let u = {
-            let wm = wm.clone();
+            let w = w.clone();
             spawn(move || {
-                wm.update(5);
-                wm.update(1);
+                w.update(5);
+                w.update(1);
             })
         };
         let tool = {
-            let wm = wm.clone();
+            let reg = reg.clone();
             spawn(move || {
-                let inner = wm.clone();
-                signal::arm(0, move || op(&inner, k));
-                wm.start(k);
+                let inner = reg.clone();
+                signal::arm(0, move || op(&inner, s, h));
+                reg.start(s, h).unwrap();
                 assert!(!signal::disarm(), "the handler did not run");
-                assert!(wm.is_started(k));
             })
         };
         tool.join().unwrap();
         u.join().unwrap();
-        assert!(wm.is_started(k), "start lost");
-        let r = wm.read(k);
-        assert!((1..=5).contains(&r), "mark {r} outside the levels stored");
-        wm.update(7);
-        assert_eq!(wm.read(k), 7);
-        wm.stop(k);
-        wm.update(9);
-        assert_eq!(wm.read(k), 7, "stopped mark moved");
+        assert_eq!(reg.is_started(s, h).unwrap(), ends_started);
+        let r = reg.read_u64(s, h).unwrap();
+        assert!(r <= 5, "mark {r} above the levels stored");
+        w.update(7);
+        let r2 = reg.read_u64(s, h).unwrap();
+        if ends_started {
+            assert!((1..=5).contains(&r), "mark {r} outside the levels stored");
+            assert_eq!(r2, 7);
+            reg.stop(s, h).unwrap();
+        } else {
+            assert_eq!(r2, r, "stopped mark moved");
+        }
+        w.update(9);
+        let frozen = reg.read_u64(s, h).unwrap();
+        assert_ne!(frozen, 9, "stopped mark moved");
     });
 }
 
 #[test]
 fn watermark_start_inside_start() {
-    watermark_op_inside_start(|wm, k| wm.start(k));
+    watermark_op_inside_start(|reg, s, h| reg.start(s, h).unwrap(), true);
 }
 
 #[test]
 fn watermark_stop_inside_start() {
-    watermark_op_inside_start(|wm, k| wm.stop(k));
+    watermark_op_inside_start(|reg, s, h| reg.stop(s, h).unwrap(), false);
 }
 
 #[test]
 fn watermark_reset_inside_start() {
-    watermark_op_inside_start(|wm, k| {
-        wm.reset(k);
-    });
+    watermark_op_inside_start(|reg, s, h| reg.reset(s, h).unwrap(), true);
 }
 
 /// The thread's record cache (two thread-local words, `cells/tls.rs`)

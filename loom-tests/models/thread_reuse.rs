@@ -139,3 +139,45 @@ fn released_range_is_zeroed_for_the_next_owner() {
         assert_eq!(cells.sum(neighbour), 3);
     });
 }
+
+/// A starts a TIMER interval and exits with it open; B takes A's id and
+/// record (concurrently with a tool reading the timer), calls `stop`
+/// without having started, then times an interval of its own. B never
+/// stops A's interval: it was zeroed when B took the record over.
+#[test]
+fn open_interval_is_not_inherited() {
+    model(|| {
+        let (clock, time) = pvar::Clock::mock();
+        let reg = pvar::Registry::with_clock(clock);
+        let t = reg
+            .timer("t")
+            .datatype(pvar::Datatype::UnsignedLongLong)
+            .register()
+            .unwrap();
+        let c = reg.counter("c").register().unwrap();
+        let a = {
+            let t = t.clone();
+            spawn(move || {
+                t.start();
+                loom_api::thread_id()
+            })
+        };
+        let id_a = a.join().unwrap();
+        time.advance(std::time::Duration::from_nanos(100));
+        let b = {
+            let (t, c, time) = (t.clone(), c.clone(), time.clone());
+            spawn(move || {
+                c.inc(); // takes A's id and record
+                t.stop();
+                t.start();
+                time.advance(std::time::Duration::from_nanos(5));
+                t.stop();
+                loom_api::thread_id()
+            })
+        };
+        let r = t.get_seconds();
+        assert!(r == 0.0 || r == 5e-9, "read {r} s");
+        assert_eq!(b.join().unwrap(), id_a, "id not reused");
+        assert_eq!(t.get_seconds(), 5e-9, "A's open interval was stopped by B");
+    });
+}

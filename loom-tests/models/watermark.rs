@@ -1,59 +1,87 @@
-//! Watermarks: subscribe / start / stop / unsubscribe (handle free) on the
-//! tool side against concurrent level updates. Subscriber slots are never
-//! freed (only recycled with a new generation), so an updater still walking
-//! a slot after its handle was freed touches valid memory.
+//! Watermark handles (HIGHWATERMARK) through the public API: start / stop /
+//! read / write / reset / free on the tool side against concurrent level
+//! updates on another thread.
 //!
-//! What is promised (storage/watermark.rs): a started mark covers every
-//! level stored after its start became visible. An update racing with the
-//! start may be attributed to before the start.
+//! What is promised (`storage/watermark.rs`, `tool/handle.rs`): a started
+//! mark covers every level stored after its start became visible; a stopped
+//! handle is frozen exactly at its stop, even with an update in flight that
+//! saw it started; a value written to a stopped handle, and the starting
+//! value a reset gives it, stay until the next start. An update racing
+//! with the start of the first started handle may be attributed to before
+//! that start.
+//!
+//! The stop / write / reset models fail on the engine before the tagged
+//! marks (commit ad7caea), where an in-flight push landed in a stopped
+//! mark.
 
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering};
-use pvar::loom_api::Watermark;
+use pvar::{HandleId, HighWatermark, Registry, SessionId};
 
-use crate::model;
+use crate::{model, registry, spawn};
+
+/// A registry with a HIGHWATERMARK (level 0) and `handles` handles on it in
+/// one session.
+fn watermark_handles(handles: usize) -> (Registry, HighWatermark<u64>, SessionId, Vec<HandleId>) {
+    let reg = registry();
+    let w = reg.high_watermark::<u64>("w").register().unwrap();
+    let s = reg.session_create().unwrap();
+    let hs = (0..handles)
+        .map(|_| reg.handle_alloc(s, w.index(), None).unwrap().0)
+        .collect();
+    (reg, w, s, hs)
+}
+
+/// A thread updating `w` to each of `levels` in turn.
+fn updater(w: &HighWatermark<u64>, levels: &'static [u64]) -> loom::thread::JoinHandle<()> {
+    let w = w.clone();
+    spawn(move || levels.iter().for_each(|&v| w.update(v)))
+}
+
+fn read(reg: &Registry, s: SessionId, h: HandleId) -> u64 {
+    reg.read_u64(s, h).unwrap()
+}
 
 /// An update made after the updater saw the start complete (flag published
 /// by the tool after `start` returned) is covered by the mark; the mark
 /// never exceeds the highest level stored.
 fn covers_after_start(already_started: bool) {
     model(move || {
-        let wm = Arc::new(Watermark::new(true, 0));
-        let other = wm.subscribe();
+        let (reg, w, s, hs) = watermark_handles(2);
+        let (other, h) = (hs[0], hs[1]);
         if already_started {
-            wm.start(other);
+            reg.start(s, other).unwrap();
         }
-        let k = wm.subscribe();
         let started = Arc::new(AtomicBool::new(false));
         let tool = {
-            let (wm, started) = (wm.clone(), started.clone());
-            crate::spawn(move || {
-                wm.start(k);
+            let (reg, started) = (reg.clone(), started.clone());
+            spawn(move || {
+                reg.start(s, h).unwrap();
                 started.store(true, Ordering::Release);
             })
         };
         let seen = {
-            let (wm, started) = (wm.clone(), started.clone());
-            crate::spawn(move || {
-                wm.update(5);
+            let (w, started) = (w.clone(), started.clone());
+            spawn(move || {
+                w.update(5);
                 let seen = started.load(Ordering::Acquire);
-                wm.update(1);
+                w.update(1);
                 seen
             })
         };
         tool.join().unwrap();
         let seen = seen.join().unwrap();
-        wm.stop(k);
-        let mark = wm.read(k);
+        reg.stop(s, h).unwrap();
+        let mark = read(&reg, s, h);
         assert!(mark <= 5, "mark {mark} above every level");
         if seen {
             // update(1) happened after start returned: promised.
             assert!(mark >= 1, "mark {mark} below a level stored after start");
             if already_started {
-                // update(5) raced with the start. The module docs confine
-                // the race window to the *first* started handle; with another
-                // handle started, either the start's re-read of the level or
-                // the updater's walk of the table must catch it.
+                // update(5) raced with the start. The window is confined to
+                // the *first* started handle; with another handle started,
+                // either the start's second look at the level or the
+                // updater's walk of the marks must catch it.
                 assert_eq!(mark, 5, "update racing with a second handle's start lost");
             }
         }
@@ -67,103 +95,135 @@ fn start_covers_later_levels_first_handle() {
 }
 
 /// With another handle already started (the updater already walks the
-/// subscriber table).
+/// marks).
 #[test]
 fn start_covers_later_levels_second_handle() {
     covers_after_start(true);
 }
 
-/// Stop, unsubscribe (handle free) and a new subscribe that recycles the
-/// slot, against updates: the freed key reads 0 and is not started, the new
-/// subscription starts from a level and follows updates once started, and
-/// nothing touches freed memory.
+/// Stop against an update in flight: whatever the stop froze, every later
+/// read returns it, after the updater has finished too.
 #[test]
-fn unsubscribe_recycle_vs_updates() {
+fn stop_vs_update_freezes() {
     model(|| {
-        let wm = Arc::new(Watermark::new(true, 0));
-        let k1 = wm.subscribe();
-        wm.start(k1);
-        let updater = {
-            let wm = wm.clone();
-            crate::spawn(move || {
-                wm.update(5);
-                wm.update(1);
-            })
-        };
-        wm.stop(k1);
-        let frozen = wm.read(k1);
-        wm.unsubscribe(k1);
-        let k2 = wm.subscribe();
-        assert_ne!(k1, k2);
-        assert_eq!(wm.read(k1), 0, "freed key still reads");
-        assert!(!wm.is_started(k1));
-        assert!(frozen <= 5);
-        updater.join().unwrap();
-        assert!(wm.read(k2) <= 5);
-        wm.start(k2);
-        assert_eq!(wm.read(k2), wm.level());
-        wm.update(3);
-        assert_eq!(wm.read(k2), 3);
-        wm.unsubscribe(k2);
+        let (reg, w, s, hs) = watermark_handles(1);
+        let h = hs[0];
+        reg.start(s, h).unwrap();
+        let u = updater(&w, &[5, 7]);
+        reg.stop(s, h).unwrap();
+        let frozen = read(&reg, s, h);
+        let again = read(&reg, s, h);
+        u.join().unwrap();
+        let after = read(&reg, s, h);
+        assert!(frozen <= 7, "mark {frozen} above every level");
+        assert_eq!(frozen, again, "stopped handle moved between two reads");
+        assert_eq!(frozen, after, "stopped handle moved after the updates");
     });
 }
 
-/// reset (the mark swap) of a started handle against an update: the value
-/// reset from plus the new period's mark cover every level.
+/// A value written to a stopped handle stays, whatever updates were in
+/// flight, until the next start.
+#[test]
+fn write_vs_update_stays() {
+    model(|| {
+        let (reg, w, s, hs) = watermark_handles(1);
+        let h = hs[0];
+        reg.start(s, h).unwrap();
+        let u = updater(&w, &[5, 7]);
+        reg.stop(s, h).unwrap();
+        reg.write(s, h, &[1]).unwrap();
+        let written = read(&reg, s, h);
+        u.join().unwrap();
+        assert_eq!(written, 1);
+        assert_eq!(read(&reg, s, h), 1, "write to a stopped handle overwritten");
+        reg.start(s, h).unwrap();
+        assert_eq!(read(&reg, s, h), 7, "a start takes the level again");
+    });
+}
+
+/// Reset of a stopped handle sets the starting value (the level then) and
+/// keeps it against updates in flight; reset of a started handle hands the
+/// replaced value out and the new period covers the levels after it.
 #[test]
 fn reset_vs_update() {
-    model(|| {
-        let wm = Arc::new(Watermark::new(true, 0));
-        let k = wm.subscribe();
-        wm.start(k);
-        let updater = {
-            let wm = wm.clone();
-            crate::spawn(move || wm.update(5))
-        };
-        let old = wm.reset(k);
-        updater.join().unwrap();
-        let now = wm.read(k);
-        assert!(old <= 5 && now <= 5);
-        assert_eq!(
-            old.max(now),
-            5,
-            "update lost by reset: old {old}, now {now}"
-        );
-        assert_eq!(now, 5, "the level is 5, the started mark must cover it");
-    });
+    for started in [false, true] {
+        model(move || {
+            let (reg, w, s, hs) = watermark_handles(1);
+            let h = hs[0];
+            reg.start(s, h).unwrap();
+            let u = updater(&w, &[5]);
+            if !started {
+                reg.stop(s, h).unwrap();
+            }
+            let mut old = [0u64];
+            reg.readreset(s, h, &mut old).unwrap();
+            let start = read(&reg, s, h);
+            u.join().unwrap();
+            let now = read(&reg, s, h);
+            assert!(old[0] <= 5 && start <= 5);
+            if started {
+                assert_eq!(now, 5, "the level is 5, the started mark must cover it");
+                assert_eq!(old[0].max(now), 5, "update lost by reset");
+            } else {
+                assert_eq!(now, start, "stopped handle moved after its reset");
+            }
+        });
+    }
 }
 
-/// Through the public API: a tool allocates a watermark handle, starts,
-/// reads and frees it (unsubscribe) while a component updates; then a new
-/// handle recycles the subscriber slot. Reads stay within the levels
-/// stored, the freed handle is INVALID_HANDLE, nothing leaks.
+/// A tool allocates a watermark handle, starts, reads and frees it
+/// (unsubscribe) while a component updates; then a new handle recycles the
+/// subscription slot. Reads stay within the levels stored, the freed handle
+/// is INVALID_HANDLE, nothing leaks.
 #[test]
 fn handle_alloc_start_free_vs_updates() {
     model(|| {
-        let reg = crate::registry();
-        let w = reg.high_watermark::<u64>("w").register().unwrap();
-        let s = reg.session_create().unwrap();
-        let updater = {
-            let w = w.clone();
-            crate::spawn(move || {
-                w.update(5);
-                w.update(1);
-            })
-        };
+        let (reg, w, s, _) = watermark_handles(0);
+        let u = updater(&w, &[5, 1]);
         let (h, _) = reg.handle_alloc(s, w.index(), None).unwrap();
         reg.start(s, h).unwrap();
-        let r = reg.read_u64(s, h).unwrap();
+        let r = read(&reg, s, h);
         assert!(r <= 5, "read {r} above every level");
         reg.handle_free(s, h).unwrap();
         let (h2, _) = reg.handle_alloc(s, w.index(), None).unwrap();
-        updater.join().unwrap();
+        u.join().unwrap();
         assert_eq!(
             reg.read_u64(s, h).unwrap_err().code(),
             pvar::ErrorCode::InvalidHandle
         );
         reg.start(s, h2).unwrap();
-        assert_eq!(reg.read_u64(s, h2).unwrap(), 1, "started at the level");
+        assert_eq!(read(&reg, s, h2), 1, "started at the level");
         reg.session_free(s).unwrap();
         assert_eq!(reg.tool_stats().handles, 0);
+    });
+}
+
+/// Start and stop of one handle racing on two threads, with an update on
+/// a third: the handle ends in the state of whichever transition came
+/// last, and a stopped end state is frozen.
+#[test]
+fn start_vs_stop_race() {
+    model(|| {
+        let (reg, w, s, hs) = watermark_handles(1);
+        let h = hs[0];
+        reg.start(s, h).unwrap();
+        let stopper = {
+            let reg = reg.clone();
+            spawn(move || reg.stop(s, h).unwrap())
+        };
+        let u = updater(&w, &[3]);
+        reg.stop(s, h).unwrap();
+        reg.start(s, h).unwrap();
+        stopper.join().unwrap();
+        u.join().unwrap();
+        let started = reg.is_started(s, h).unwrap();
+        let r = read(&reg, s, h);
+        w.update(9);
+        let r2 = read(&reg, s, h);
+        if started {
+            assert_eq!(r2, 9, "a started handle follows the level");
+        } else {
+            assert_eq!(r, r2, "a stopped handle moved");
+        }
     });
 }

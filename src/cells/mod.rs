@@ -20,6 +20,13 @@
 //! later thread, which continues in the same record. Updates made after a
 //! thread's exit destructor ran land in the shared orphan record, with
 //! compare-and-swap. Nothing is lost and nothing is counted twice.
+//!
+//! Some cells hold what belongs to the thread that wrote them, not to the
+//! record: a TIMER's start ticks (an interval in progress). Their ranges are
+//! registered as *thread-owned* ([`CellSpace::mark_thread_owned`]); a thread
+//! that takes over a record from an exited one zeroes them before it uses
+//! the record ([`CellSpace::claim`]), so it never stops an interval it did
+//! not start. An interval still open when its thread exits is dropped.
 
 pub(crate) mod record;
 pub(crate) mod thread_id;
@@ -55,6 +62,8 @@ struct SlotAllocator {
     next: usize,
     /// Ranges given back (by dropped object instances), by length.
     free: HashMap<usize, Vec<Slot>>,
+    /// Thread-owned ranges (see the module documentation): start, length.
+    thread_owned: Vec<(Slot, usize)>,
 }
 
 static NEXT_SPACE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -88,6 +97,7 @@ impl CellSpace {
                 chunk: 0,
                 next: 0,
                 free: HashMap::new(),
+                thread_owned: Vec::new(),
             }),
         }
     }
@@ -146,6 +156,20 @@ impl CellSpace {
             }
         }
         a.free.entry(len).or_default().push(slot);
+    }
+
+    /// Registers `len` cells at `slot` as thread-owned: a thread taking over
+    /// a record zeroes them there first (see the module documentation).
+    pub(crate) fn mark_thread_owned(&self, slot: Slot, len: usize) {
+        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        a.thread_owned.push((slot, len));
+    }
+
+    /// Ends [`CellSpace::mark_thread_owned`] for the range at `slot` (its
+    /// storage is being dropped).
+    pub(crate) fn unmark_thread_owned(&self, slot: Slot) {
+        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        a.thread_owned.retain(|&(s, _)| s != slot);
     }
 
     /// This space's id. Ids are never reused; a component handle caches the
@@ -222,23 +246,32 @@ impl CellSpace {
     #[cold]
     #[inline(never)]
     pub(crate) fn update_slow(&self, slot: Slot, f: &dyn Fn(u64) -> u64) {
-        let (chunk, offset) = (slot.chunk, slot.offset as usize);
-        match self.local_record() {
-            Some(rec) => {
-                rec.ensure_chunk(chunk);
-                let cell = rec.cell(chunk, offset).expect("chunk just ensured");
-                cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
-            }
-            None => {
-                let cell = self.orphan_cell(chunk, offset);
-                let mut old = cell.load(Ordering::Relaxed);
-                while let Err(now) =
-                    cell.compare_exchange_weak(old, f(old), Ordering::Relaxed, Ordering::Relaxed)
-                {
-                    old = now;
-                }
+        if !self.update_slow_owned(slot, f) {
+            let cell = self.orphan_cell(slot.chunk, slot.offset as usize);
+            let mut old = cell.load(Ordering::Relaxed);
+            while let Err(now) =
+                cell.compare_exchange_weak(old, f(old), Ordering::Relaxed, Ordering::Relaxed)
+            {
+                old = now;
             }
         }
+    }
+
+    /// The slow path for a thread-owned cell: as [`CellSpace::update_slow`]
+    /// while the thread has a record, but after the thread's exit
+    /// destructor it does nothing (an interval started then is dropped, as
+    /// one open at exit is) and returns `false`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn update_slow_owned(&self, slot: Slot, f: &dyn Fn(u64) -> u64) -> bool {
+        let Some(rec) = self.local_record() else {
+            return false;
+        };
+        let (chunk, offset) = (slot.chunk, slot.offset as usize);
+        rec.ensure_chunk(chunk);
+        let cell = rec.cell(chunk, offset).expect("chunk just ensured");
+        cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
+        true
     }
 
     fn orphan_cell(&self, chunk: ChunkIndex, offset: usize) -> &AtomicU64 {
@@ -295,8 +328,30 @@ impl CellSpace {
             });
         }
         let rec = self.records.get(index).expect("record just ensured");
+        let me = tls::incarnation();
+        if rec.owner() != me {
+            self.claim(rec, me);
+        }
         tls::set_cached_record(self.id, rec);
         Some(rec)
+    }
+
+    /// Takes over `rec` for the calling thread, of incarnation `me`: zeroes
+    /// its thread-owned cells (the previous owner's open intervals), then
+    /// records the new owner. The previous owner has exited (its id came
+    /// back through the id allocator's lock, which orders its writes before
+    /// ours), so this thread is the record's only writer. Not signal-safe
+    /// (takes the allocator's lock); runs once per thread and space.
+    fn claim(&self, rec: &ThreadRecord, me: u64) {
+        let a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        for &(slot, len) in &a.thread_owned {
+            for i in 0..len {
+                if let Some(cell) = rec.cell_acquire(slot.chunk, slot.offset as usize + i) {
+                    cell.store(0, Ordering::Relaxed);
+                }
+            }
+        }
+        rec.set_owner(me);
     }
 
     /// This thread's record if it exists already. Async-signal-safe.
@@ -306,6 +361,11 @@ impl CellSpace {
             return None;
         }
         let rec = self.records.get(tid as usize - 1)?;
+        // Not taken over by this thread yet: what it holds is a previous
+        // owner's until `claim` (on a path that may lock) has run.
+        if rec.owner() != tls::incarnation() {
+            return None;
+        }
         tls::set_cached_record(self.id, rec);
         Some(rec)
     }

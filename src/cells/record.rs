@@ -68,13 +68,28 @@ const _: () =
 /// One thread's cells for one cell space.
 pub(crate) struct ThreadRecord {
     chunks: [AtomicPtr<Line>; CHUNKS],
+    /// The incarnation of the thread that owns the record now (0: none
+    /// yet); see `thread_id`.
+    owner: AtomicU64,
 }
 
 impl ThreadRecord {
     pub(crate) fn new() -> Self {
         Self {
             chunks: core::array::from_fn(|_| AtomicPtr::new(core::ptr::null_mut())),
+            owner: AtomicU64::new(0),
         }
+    }
+
+    /// The incarnation of the record's current owner.
+    #[inline]
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner.load(Ordering::Acquire)
+    }
+
+    /// Records that the thread of incarnation `n` owns the record now.
+    pub(crate) fn set_owner(&self, n: u64) {
+        self.owner.store(n, Ordering::Release);
     }
 
     /// Chunk pointer `chunk` (in bounds by [`ChunkIndex`]'s range).

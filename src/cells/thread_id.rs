@@ -11,6 +11,12 @@
 //! After a thread's exit destructor has run, its id reads [`EXITED`]; the
 //! few updates made by later thread-local destructors go to a shared
 //! "orphan" record with atomic read-modify-writes.
+//!
+//! Each thread that takes an id also gets an **incarnation**, unique in the
+//! process. A record remembers the incarnation of the thread that last took
+//! it over: what the record holds for its owner alone (a TIMER's start
+//! ticks) is cleared when another thread takes it over (see
+//! `CellSpace::claim`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -96,6 +102,7 @@ fn assign() -> u32 {
     };
     // Counted before the guard exists: the guard's drop uncounts it.
     LIVE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tls::set_incarnation(INCARNATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
     // `try_with` fails only while this thread's TLS is being torn down; the
     // id then behaves as exited for this registry call.
     if !tls::install_exit_guard(ExitGuard(id)) {
@@ -112,6 +119,9 @@ fn assign() -> u32 {
 pub(crate) fn live_threads() -> u32 {
     LIVE.load(std::sync::atomic::Ordering::Relaxed)
 }
+
+/// The last incarnation handed out (see the module documentation).
+static INCARNATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Ids currently held, kept beside the allocator so that reading it needs
 /// no lock (the engine's own `pvar_engine_live_threads` variable reads it,

@@ -22,6 +22,7 @@ use crate::sync::{Ordering, compiler_fence};
 #[cfg(not(loom))]
 std::thread_local! {
     static THREAD_ID: Cell<u32> = const { Cell::new(0) };
+    static INCARNATION: Cell<u64> = const { Cell::new(0) };
     static CACHE_SPACE: Cell<u64> = const { Cell::new(0) };
     static CACHE_RECORD: Cell<*const ThreadRecord> = const { Cell::new(core::ptr::null()) };
     static UPDATING: Cell<bool> = const { Cell::new(false) };
@@ -31,6 +32,7 @@ std::thread_local! {
 #[cfg(loom)]
 loom::thread_local! {
     static THREAD_ID: Cell<u32> = Cell::new(0);
+    static INCARNATION: Cell<u64> = Cell::new(0);
     static CACHE_SPACE: Cell<u64> = Cell::new(0);
     static CACHE_RECORD: Cell<*const ThreadRecord> = Cell::new(core::ptr::null());
     static UPDATING: Cell<bool> = Cell::new(false);
@@ -45,6 +47,16 @@ pub(crate) fn thread_id() -> u32 {
 pub(crate) fn set_thread_id(id: u32) {
     // `try_with`: may run from the exit guard while TLS is torn down.
     let _ = THREAD_ID.try_with(|c| c.set(id));
+}
+
+/// This thread's incarnation (0 before it has an id). Async-signal-safe.
+#[inline]
+pub(crate) fn incarnation() -> u64 {
+    INCARNATION.with(|c| c.get())
+}
+
+pub(crate) fn set_incarnation(n: u64) {
+    let _ = INCARNATION.try_with(|c| c.set(n));
 }
 
 /// The cached record if it belongs to cell space `space`. Async-signal-safe.

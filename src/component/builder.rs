@@ -75,13 +75,12 @@ impl<'r, H> PvarBuilder<'r, H> {
 
     pub(crate) fn with_callbacks(mut self, callbacks: Callbacks) -> Self {
         // A callback watermark has no per-handle mark: nothing for a
-        // readreset to reset, and only a write callback can take a write.
-        // So it defaults to not atomic, and to read-only without a write
-        // callback. Asking for `.atomic(true)`, or `.readonly(false)`
-        // without a write callback, is still refused.
+        // write or a reset to set. So it defaults to read-only and not
+        // atomic; asking for `.readonly(false)` or `.atomic(true)` is
+        // refused at registration (see `PvarInfo::validate`).
         if self.info.class.is_watermark() {
             self.info.atomic = false;
-            self.info.readonly = callbacks.write.is_none();
+            self.info.readonly = true;
         }
         self.callbacks = Some(callbacks);
         self
@@ -133,8 +132,8 @@ impl<'r, H> PvarBuilder<'r, H> {
 
     /// Marks the variable read-only (tools can neither write nor reset it).
     /// `readonly(false)` is accepted at registration only where a tool
-    /// write works: SUM and non-callback WATERMARK classes, and callback
-    /// variables of other classes with a write callback (see
+    /// write works, per handle: the SUM classes (also computed by
+    /// callback) and engine HIGH/LOWWATERMARKs (see
     /// [`PvarInfo::validate`]).
     pub fn readonly(mut self, yes: bool) -> Self {
         self.info.readonly = yes;

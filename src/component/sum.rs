@@ -100,6 +100,23 @@ impl Sharded {
         self.cells().update_slow(slot, f);
     }
 
+    /// [`Sharded::update_slot`] for a thread-owned cell (a TIMER's start
+    /// ticks): after the thread's exit destructor it does nothing, instead
+    /// of writing the shared orphan record.
+    #[inline(always)]
+    fn update_owned_slot(&self, slot: Slot, f: impl Fn(u64) -> u64) {
+        // SAFETY: as in `update_slot`.
+        if !unsafe { CellSpace::update_cached(self.space_id, slot, &f) } {
+            self.update_owned_cold(slot, &f);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn update_owned_cold(&self, slot: Slot, f: &dyn Fn(u64) -> u64) {
+        self.cells().update_slow_owned(slot, f);
+    }
+
     fn merged(&self, i: usize) -> u64 {
         self.check(i);
         self.storage.current(i)
@@ -358,7 +375,7 @@ impl Timer {
             self.core.check(i);
             // Store tick + 1 so that 0 keeps meaning "not started".
             let now = self.clock.ticks().wrapping_add(1);
-            self.core.update_slot(self.starts.at(i), |_| now);
+            self.core.update_owned_slot(self.starts.at(i), |_| now);
         }
     }
 
@@ -391,7 +408,7 @@ impl Timer {
     fn stop_cold(&self, i: usize, now: u64) {
         let started = self.core.cells().load_local(self.starts.at(i));
         if started != 0 {
-            self.core.update_slot(self.starts.at(i), |_| 0);
+            self.core.update_owned_slot(self.starts.at(i), |_| 0);
             self.add_elapsed_since(i, now, started);
         }
     }

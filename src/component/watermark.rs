@@ -51,7 +51,7 @@ macro_rules! watermark_handle {
             /// `INIT(val)`); started tool handles see it as they see an
             /// update.
             pub fn init(&self, x: T) {
-                self.store().set_all_levels(x.to_bits(), self.storage.repr);
+                self.store().set_all_levels(x.to_bits());
             }
 
             /// Records the current level of element 0 and pushes the mark
@@ -68,7 +68,7 @@ macro_rules! watermark_handle {
             pub fn update_at(&self, i: usize, x: T) {
                 if ENABLED {
                     assert!(i < self.storage.count, "pvar element {i} out of range");
-                    self.store().update(i, x.to_bits(), self.storage.repr);
+                    self.store().update(i, x.to_bits());
                 }
             }
 

@@ -1,9 +1,10 @@
 //! Tool-side control variable handles (`MPI_T_cvar_handle_alloc / read /
 //! write / handle_free`).
 //!
-//! A [`CvarHandle`] is a non-zero `u64`: slot number + 1 in the low 32
-//! bits, the slot's generation in the high 32. Freeing a handle bumps its
-//! slot's generation, so a freed (or forged) handle is recognised and gets
+//! A [`CvarHandle`] is a non-zero `u64` with the layout of the tool-side
+//! slot keys: slot number + 1 in the high 24 bits, a generation unique in
+//! the process in the low 40 (`tool::slots::next_generation`). A freed,
+//! forged or foreign (another registry's) handle is recognised and gets
 //! `MPI_T_ERR_INVALID_HANDLE`, never undefined behaviour. The C interface
 //! passes the value as its opaque `MPI_T_cvar_handle` pointer (0 is
 //! `MPI_T_CVAR_HANDLE_NULL`).
@@ -42,13 +43,13 @@ impl CvarHandle {
     /// The slot index, or `None` for a value no handle ever had (slot
     /// bits 0: issued keys store slot + 1).
     fn slot(self) -> Option<usize> {
-        (self.0.get() & 0xffff_ffff)
+        (self.0.get() >> GEN_BITS)
             .checked_sub(1)
             .map(|s| s as usize)
     }
 
-    fn generation(self) -> u32 {
-        (self.0.get() >> 32) as u32
+    fn generation(self) -> u64 {
+        self.0.get() & ((1 << GEN_BITS) - 1)
     }
 }
 
@@ -57,9 +58,12 @@ struct Target {
     cell: Arc<CvarCell>,
 }
 
+/// Bits of a key's generation (as in the tool-side slot tables).
+const GEN_BITS: u32 = 40;
+
 #[derive(Default)]
 struct Slot {
-    generation: u32,
+    generation: u64,
     target: Option<Target>,
 }
 
@@ -76,7 +80,7 @@ impl Slab {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
-                if self.slots.len() >= u32::MAX as usize - 1 {
+                if self.slots.len() >= (1 << (64 - GEN_BITS)) - 1 {
                     return Err(Error::Code(ErrorCode::OutOfHandles));
                 }
                 self.slots.push(Slot::default());
@@ -85,8 +89,9 @@ impl Slab {
         };
         let s = &mut self.slots[slot];
         s.target = Some(target);
+        s.generation = crate::tool::next_generation();
         self.live += 1;
-        let raw = ((s.generation as u64) << 32) | (slot as u64 + 1);
+        let raw = ((slot as u64 + 1) << GEN_BITS) | s.generation;
         Ok(CvarHandle(NonZeroU64::new(raw).expect("slot + 1 > 0")))
     }
 
@@ -103,7 +108,9 @@ impl Slab {
         let slot = h.slot().expect("get() accepted the handle");
         let s = &mut self.slots[slot];
         s.target = None;
-        s.generation = s.generation.wrapping_add(1);
+        // The next owner of the slot draws a new generation; until then
+        // no key names it.
+        s.generation = 0;
         self.free.push(slot);
         self.live -= 1;
         Ok(())

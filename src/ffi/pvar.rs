@@ -104,8 +104,10 @@ mpi_t_fn! {
 
 mpi_t_fn! {
     /// `MPI_T_pvar_get_index`: `MPI_T_ERR_INVALID_NAME` if no variable has
-    /// this name and class; `MPI_T_ERR_INVALID` for NULL pointers or a
-    /// class that is not one of the ten constants.
+    /// this name and class, also when the class is not one of the ten
+    /// constants (no variable has such a class: the standard's wording,
+    /// and what MPICH returns; Open MPI has no class check and finds no
+    /// name for 11); `MPI_T_ERR_INVALID` for a NULL name or index pointer.
     fn PMPI_T_pvar_get_index / MPI_T_pvar_get_index(
         name: *const c_char,
         var_class: c_int,
@@ -115,7 +117,7 @@ mpi_t_fn! {
             require(pvar_index)?;
             // SAFETY: NULL checked by `arg_str`; NUL-terminated by contract.
             let name = unsafe { arg_str(name, ERR_INVALID_NAME) }?;
-            let class = PvarClass::from_raw(var_class).ok_or(ERR_INVALID)?;
+            let class = PvarClass::from_raw(var_class).ok_or(ERR_INVALID_NAME)?;
             let i = reg.pvar_index(name, class).c()?;
             // SAFETY: checked by `require` above.
             unsafe { set_req(pvar_index, to_int(i)) }
@@ -154,7 +156,11 @@ mpi_t_fn! {
 mpi_t_fn! {
     /// `MPI_T_pvar_handle_alloc`. For a bound variable, `obj_handle` is the
     /// address of a variable holding the object's handle (e.g. `&comm`);
-    /// it is ignored for unbound variables.
+    /// it is ignored for unbound variables. On any error `*handle` is set
+    /// to `MPI_T_PVAR_HANDLE_NULL` and `*count` to 0 (where the pointers
+    /// are usable), so a tool that ignores the return code and later frees
+    /// the handle gets `MPI_T_ERR_INVALID_HANDLE`, not someone else's
+    /// handle.
     fn PMPI_T_pvar_handle_alloc / MPI_T_pvar_handle_alloc(
         session: PvarSession,
         pvar_index: c_int,
@@ -162,6 +168,12 @@ mpi_t_fn! {
         handle: *mut PvarHandle,
         count: *mut c_int,
     ) {
+        // SAFETY: NULL (ignored) or valid for a write (caller's contract);
+        // `set_opt` checks NULL and alignment.
+        unsafe {
+            set_opt(handle, core::ptr::null_mut());
+            set_opt(count, 0);
+        }
         mpit_call(|reg| {
             require(handle)?;
             require(count)?;

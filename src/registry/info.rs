@@ -86,21 +86,23 @@ impl PvarInfo {
     ///   the current value, so they are continuous and read-only (writing
     ///   them from one session would change what another observes) and not
     ///   atomic (there is nothing to reset).
-    /// - GENERIC variables have no per-handle state either: read-only
-    ///   (and not atomic) unless computed by callback with a write callback.
+    /// - GENERIC variables have no per-handle state either: read-only and
+    ///   not atomic. (Not continuous is allowed: a stopped handle then
+    ///   reads a snapshot, frozen at its stop.)
     /// - SUM and WATERMARK classes keep per-handle state, so `atomic`
     ///   (readreset) is available unless the variable is read-only.
     /// - Callback variables keep per-handle state only in the SUM classes
-    ///   (accum/offset over the callback's values). In every other class,
+    ///   (accum/offset over the callback's values). Every other class,
     ///   HIGH/LOWWATERMARK included (a callback watermark has no per-handle
-    ///   mark), a tool write goes to the component's write callback, so the
-    ///   variable is writable only with one, and it is not atomic.
+    ///   mark), is read-only and not atomic: a write could only reach the
+    ///   component, where every session would see it.
     ///
     /// So `readonly = false` (reported by `MPI_T_pvar_get_info`: "can be
-    /// written or reset") is accepted only where a tool write succeeds, and
-    /// `atomic` only where `readreset` resets per-handle state. Variables
-    /// breaking a rule are refused, never silently changed.
-    pub fn validate(&self, callback: bool, has_write_callback: bool) -> Result<(), String> {
+    /// written or reset") is accepted only where a tool write and reset
+    /// change that handle's value and nothing else, and `atomic` only where
+    /// `readreset` resets per-handle state. Variables breaking a rule are
+    /// refused, never silently changed.
+    pub fn validate(&self, callback: bool) -> Result<(), String> {
         use Datatype as D;
         use PvarClass as C;
         let who = format!("pvar '{}' ({})", self.name, self.class.c_name());
@@ -147,7 +149,7 @@ impl PvarInfo {
                     "{who}: this class has no history, so it must be continuous"
                 ));
             }
-            if !self.readonly && !callback {
+            if !self.readonly {
                 return Err(format!(
                     "{who}: this class has no per-session state, so it must be read-only \
                      (a write would change what other sessions observe)"
@@ -163,11 +165,11 @@ impl PvarInfo {
             // Only the SUM classes keep per-handle state over a callback;
             // every other class (watermarks included) reads and writes the
             // component's value through its callbacks.
-            if !self.readonly && !has_write_callback && !self.class.is_sum() {
+            if !self.readonly && !self.class.is_sum() {
                 return Err(format!(
-                    "{who}: writable callback variable needs a write callback \
-                     (this class keeps no per-handle state, so a tool write goes \
-                     to the component); register it read-only or add a write callback"
+                    "{who}: callback variables of this class keep no per-handle state, \
+                     so they must be read-only (a tool write could only reach the \
+                     component, where every session would see it)"
                 ));
             }
             if self.atomic && !self.class.is_sum() {
@@ -185,7 +187,7 @@ impl PvarInfo {
             if !self.readonly {
                 return Err(format!(
                     "{who}: GENERIC variables have no per-session state, so they must be \
-                     read-only (a tool write needs a callback variable with a write callback)"
+                     read-only (a write would change what other sessions observe)"
                 ));
             }
         }

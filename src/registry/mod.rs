@@ -226,11 +226,8 @@ impl Registry {
         info: PvarInfo,
         callbacks: Option<Callbacks>,
     ) -> Result<&Variable> {
-        info.validate(
-            callbacks.is_some(),
-            callbacks.as_ref().is_some_and(|c| c.write.is_some()),
-        )
-        .map_err(Error::Registration)?;
+        info.validate(callbacks.is_some())
+            .map_err(Error::Registration)?;
         if info.bind == BindKind::NoObject && info.count == ElementCount::PerObject {
             return Err(Error::Registration(format!(
                 "pvar '{}': per-object count without binding",

@@ -137,13 +137,16 @@ impl Storage {
             let len = if timer { 2 * count } else { count };
             // Fresh or recycled, the range is zero in every thread's record.
             let slot = hot.cells.alloc(len)?;
-            Kind::Sharded {
-                slot,
-                starts: timer.then(|| slot.at(count)),
+            let starts = timer.then(|| slot.at(count));
+            if let Some(starts) = starts {
+                // An interval in progress is its thread's, not its record's.
+                hot.cells.mark_thread_owned(starts, count);
             }
+            Kind::Sharded { slot, starts }
         } else if class.is_watermark() {
             Kind::Watermark(Box::new(WatermarkStore::new(
                 class == PvarClass::HighWatermark,
+                repr,
                 count,
                 0,
             )))
@@ -184,7 +187,7 @@ impl Storage {
                 }
             }
             Kind::Shared { cells } => cells[i].load(Ordering::Relaxed),
-            Kind::Watermark(w) => w.level[i].load(Ordering::Relaxed),
+            Kind::Watermark(w) => w.level(i),
             Kind::Callback { callbacks, object } => callbacks.read(*object, i),
         }
     }
@@ -223,6 +226,28 @@ impl Storage {
         }
     }
 
+    /// The value a tool reads for `v` ticks of an engine TIMER element of
+    /// which `reported` ticks were handed out before (by a handle's
+    /// readresets): `ns(reported + v) − ns(reported)`, in the datatype's
+    /// unit. Successive deltas converted this way sum to the conversion of
+    /// their total, exactly: no nanosecond is lost to truncation per delta.
+    pub(crate) fn timer_output_after(&self, reported: u64, v: u64) -> u64 {
+        let clock = &self.hot.clock;
+        let nanos = clock
+            .ticks_to_nanos(reported.wrapping_add(v))
+            .wrapping_sub(clock.ticks_to_nanos(reported));
+        let v = if self.datatype == Datatype::Double {
+            (nanos as f64 / 1e9).to_bits()
+        } else {
+            nanos
+        };
+        if self.datatype == Datatype::Unsigned {
+            v & u64::from(u32::MAX)
+        } else {
+            v
+        }
+    }
+
     /// Converts a tool-written value to cell representation (inverse of
     /// [`Storage::to_output`] for timers).
     pub(crate) fn to_cells(&self, v: u64) -> u64 {
@@ -246,10 +271,12 @@ impl Drop for Storage {
             // reads the range any more: `release` may zero it (a TIMER's
             // start ticks too, so no later instance inherits a running
             // interval).
-            let len = if starts.is_some() {
-                2 * self.count
-            } else {
-                self.count
+            let len = match starts {
+                Some(starts) => {
+                    self.hot.cells.unmark_thread_owned(*starts);
+                    2 * self.count
+                }
+                None => self.count,
             };
             self.hot.cells.release(*slot, len);
         }

@@ -1,59 +1,52 @@
 //! Watermark storage: the current level of each element, and a table of
-//! subscribers (one per tool handle) whose marks every update raises or
+//! subscriptions (one per tool handle) whose marks every update raises or
 //! lowers while they are started.
 //!
-//! Subscriber slots live in an append-only vector and are never freed
+//! A subscription's mark of element `i` is a [`TaggedWord`]: the mark and
+//! the handle's run tag in one 128-bit word. An updater pushes a value
+//! into a mark with a compare-and-swap on the whole word, and only while
+//! the tag says started; a stop moves the tag to a stopped epoch with its
+//! own compare-and-swap. So once the stop's CAS has landed, no push from
+//! an update still in flight (one that saw the mark started) can land: a
+//! stopped mark is frozen exactly at its stop, a value written to it stays
+//! until the next start, and a reset of it keeps the starting value. The
+//! per-element protocol (epochs that only move forward) is the tool side's:
+//! see `tool::handle`.
+//!
+//! Subscription slots live in an append-only vector and are never freed
 //! before the storage itself, only recycled with a new generation: an
 //! updater that still walks a slot after its handle was freed touches valid
-//! memory and, seeing the generation or the started bit changed, leaves it
-//! alone. So unsubscribing is safe while other threads update, with no epoch
-//! pin on the update path (which must stay async-signal-safe).
+//! memory and finds its marks stopped. So unsubscribing is safe while other
+//! threads update, with no epoch pin on the update path (which must stay
+//! async-signal-safe).
 //!
-//! With no started subscriber an update is one relaxed store of the level
-//! plus one relaxed load of the started count. With started subscribers the
-//! update fences (SeqCst), then reads each mark and writes it only when the
-//! value passes it: in steady state (the mark already covers the level)
-//! there is no read-modify-write on a shared line.
+//! With no started subscription an update is one relaxed store of the level
+//! plus one relaxed load of the started count. With started subscriptions
+//! the update fences (SeqCst), then reads each mark and compare-and-swaps
+//! it only when the value passes it: in steady state (the mark already
+//! covers the level) there is no read-modify-write on a shared line.
 //!
-//! Linearisation: a started handle's mark covers every level stored after
-//! its start became visible. `start` publishes the started bit and count,
-//! fences, and re-reads the levels; an updater that sees a started count
-//! fences before walking the subscribers, so with at least one handle
-//! already started, either the walk sees the new handle or the new start's
-//! re-read sees the level (the loom model
-//! `watermark::start_covers_later_levels_second_handle` found the case
-//! without the updater's fence). The one remaining window: an update that
-//! races with the start of the *first* started handle reads a started count
-//! of zero and does not fence (to keep the no-subscriber path at one store),
-//! so it may be attributed to before that start; it is the window of a
-//! store still in the updating CPU's store buffer.
+//! Linearisation of a start: the start makes the marks started (at the
+//! current levels), publishes the started count, fences, and pushes the
+//! levels again; an updater that sees a started count fences before walking
+//! the marks, so with at least one handle already started, either the walk
+//! sees the new mark started or the start's second look sees the level
+//! (the loom model `watermark::start_covers_later_levels_second_handle`
+//! found the case without the updater's fence). The one remaining window:
+//! an update that races with the start of the *first* started handle reads
+//! a started count of zero and does not fence (to keep the no-subscriber
+//! path at one store), so it may be attributed to before that start; it is
+//! the window of a store still in the updating CPU's store buffer.
 
 use crate::storage::Repr;
 use crate::sync::append_vec::AppendVec;
+use crate::sync::tagged::{RunTag, Tagged, TaggedWord};
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, fence};
 
-/// Updaters push the marks of started subscriptions only.
-const STARTED: u64 = 1;
-/// A `start` is initialising the marks; updaters skip the subscription.
-const STARTING: u64 = 2;
-const FLAGS: u32 = 2;
-
-/// Raise (`high`) or lower (`!high`) an atomic mark to `v`.
-#[inline]
-pub(crate) fn push_mark(mark: &AtomicU64, v: u64, high: bool, repr: Repr) {
-    let mut cur = mark.load(Ordering::Relaxed);
-    while repr.passes(v, cur, high) {
-        match mark.compare_exchange_weak(cur, v, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return,
-            Err(now) => cur = now,
-        }
-    }
-}
-
-pub(crate) struct Subscriber {
-    /// `generation << FLAGS | STARTING | STARTED`.
-    state: AtomicU64,
-    marks: Box<[AtomicU64]>,
+struct Subscriber {
+    /// The subscription's generation; 0 while the slot is free.
+    generation: AtomicU64,
+    marks: Box<[TaggedWord]>,
 }
 
 /// A subscription held by a tool handle: slot index and generation.
@@ -64,201 +57,205 @@ pub(crate) struct SubKey {
 }
 
 pub(crate) struct WatermarkStore {
-    pub(crate) high: bool,
-    pub(crate) level: Box<[AtomicU64]>,
+    high: bool,
+    repr: Repr,
+    level: Box<[AtomicU64]>,
     started: AtomicUsize,
     subs: AppendVec<Subscriber>,
     free: Mutex<Vec<usize>>,
+    /// The last generation handed out (generations are per store: a key
+    /// never leaves the handle that holds it).
+    generations: AtomicU64,
 }
 
 impl WatermarkStore {
-    pub(crate) fn new(high: bool, count: usize, initial: u64) -> Self {
+    pub(crate) fn new(high: bool, repr: Repr, count: usize, initial: u64) -> Self {
         Self {
             high,
+            repr,
             level: (0..count).map(|_| AtomicU64::new(initial)).collect(),
             started: AtomicUsize::new(0),
             subs: AppendVec::new(),
             free: Mutex::new(Vec::new()),
+            generations: AtomicU64::new(0),
+        }
+    }
+
+    /// The current level of element `i`. Async-signal-safe.
+    #[inline]
+    pub(crate) fn level(&self, i: usize) -> u64 {
+        self.level[i].load(Ordering::Relaxed)
+    }
+
+    /// The more extreme of two values: the higher for a HIGHWATERMARK.
+    #[inline]
+    fn extreme(&self, a: u64, b: u64) -> u64 {
+        if self.repr.passes(b, a, self.high) {
+            b
+        } else {
+            a
         }
     }
 
     /// Component update of element `i`: record the level, then push the
-    /// marks of started subscribers. Async-signal-safe.
+    /// marks of started subscriptions. Async-signal-safe.
     #[inline]
-    pub(crate) fn update(&self, i: usize, v: u64, repr: Repr) {
+    pub(crate) fn update(&self, i: usize, v: u64) {
         self.level[i].store(v, Ordering::Relaxed);
         if self.started.load(Ordering::Relaxed) == 0 {
             return;
         }
-        self.update_subscribers(i, v, repr);
+        self.update_subscribers(i, v);
     }
 
     #[inline(never)]
-    fn update_subscribers(&self, i: usize, v: u64, repr: Repr) {
-        // Pairs with the fence in `start`: either this walk sees a handle
-        // being started as started, or that start's re-read of the levels
-        // sees our level store. Without it a store still in this CPU's
-        // store buffer could be missed by both (found by the loom model
-        // `watermark::start_covers_later_levels_second_handle`). Only the
-        // path with started subscribers pays for it.
+    fn update_subscribers(&self, i: usize, v: u64) {
+        // Pairs with the fence in `start`: either this walk sees a mark
+        // being started as started, or that start's second look at the
+        // levels sees our level store. Without it a store still in this
+        // CPU's store buffer could be missed by both (found by the loom
+        // model `watermark::start_covers_later_levels_second_handle`). Only
+        // the path with started subscriptions pays for it.
         fence(Ordering::SeqCst);
         for (_, sub) in self.subs.iter() {
-            if sub.state.load(Ordering::Acquire) & STARTED != 0 {
-                push_mark(&sub.marks[i], v, self.high, repr);
+            self.push(&sub.marks[i], v);
+        }
+    }
+
+    /// Raises (HIGH) or lowers (LOW) a started mark to `v`; leaves a
+    /// stopped one alone. Returns the mark after the push.
+    #[inline]
+    fn push(&self, mark: &TaggedWord, v: u64) -> Tagged {
+        let mut cur = mark.load();
+        while cur.tag.started() && self.repr.passes(v, cur.value, self.high) {
+            let new = Tagged {
+                value: v,
+                tag: cur.tag,
+            };
+            match mark.compare_exchange(cur, new) {
+                Ok(()) => return new,
+                Err(now) => cur = now,
             }
         }
+        cur
     }
 
     /// Sets every level (component `init`). The new level is a level like
     /// any other: started marks cover it, as after an update.
-    pub(crate) fn set_all_levels(&self, v: u64, repr: Repr) {
+    pub(crate) fn set_all_levels(&self, v: u64) {
         for i in 0..self.level.len() {
-            self.update(i, v, repr);
+            self.update(i, v);
         }
     }
 
-    /// A new stopped subscription whose marks start at the current levels.
-    /// Allocates: not async-signal-safe.
+    /// A new stopped subscription whose marks hold the current levels (what
+    /// a handle reads before its first start). Allocates: not
+    /// async-signal-safe.
     pub(crate) fn subscribe(&self) -> SubKey {
         let reuse = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let index = match reuse {
             Some(index) => index,
             None => self.subs.push(Subscriber {
-                state: AtomicU64::new(0),
-                marks: (0..self.level.len()).map(|_| AtomicU64::new(0)).collect(),
+                generation: AtomicU64::new(0),
+                marks: (0..self.level.len())
+                    .map(|_| TaggedWord::new(0, RunTag::INITIAL))
+                    .collect(),
             }),
         };
         let sub = self.subs.get(index).expect("slot exists");
-        let generation = (sub.state.load(Ordering::Relaxed) >> FLAGS) + 1;
-        for (m, l) in sub.marks.iter().zip(self.level.iter()) {
-            m.store(l.load(Ordering::Relaxed), Ordering::Relaxed);
+        let generation = self.generations.fetch_add(1, Ordering::Relaxed) + 1;
+        for (i, m) in sub.marks.iter().enumerate() {
+            // The slot is free: no handle starts it, and updaters leave its
+            // stopped marks alone, so plain stores do.
+            reset_word(m, self.level(i));
         }
-        sub.state.store(generation << FLAGS, Ordering::Release);
+        sub.generation.store(generation, Ordering::Release);
         SubKey { index, generation }
     }
 
-    fn sub(&self, key: SubKey) -> Option<&Subscriber> {
-        self.sub_state(key).map(|(sub, _)| sub)
+    fn marks(&self, key: SubKey) -> &[TaggedWord] {
+        let sub = self
+            .subs
+            .get(key.index)
+            .expect("a subscription's slot exists");
+        debug_assert_eq!(
+            sub.generation.load(Ordering::Acquire),
+            key.generation,
+            "a handle uses its own subscription only"
+        );
+        &sub.marks
     }
 
-    /// [`WatermarkStore::sub`] with the state word it checked, for callers
-    /// that test `STARTED` too: one load serves both.
-    fn sub_state(&self, key: SubKey) -> Option<(&Subscriber, u64)> {
-        let sub = self.subs.get(key.index)?;
-        let state = sub.state.load(Ordering::Acquire);
-        (state >> FLAGS == key.generation).then_some((sub, state))
-    }
-
-    /// Starts the subscription: marks = current levels, then marks follow
-    /// updates. Async-signal-safe.
-    ///
-    /// Exactly one caller wins the stopped → STARTING transition (a CAS), so
-    /// the started count is bumped once however many threads, or a signal
-    /// handler re-entering on this thread, start the same subscription. A
-    /// start or stop that finds it STARTING returns at once (it does not
-    /// wait for the interrupted start): it is ordered before that start.
-    pub(crate) fn start(&self, key: SubKey, repr: Repr) {
-        let Some(sub) = self.sub(key) else { return };
-        let stopped = key.generation << FLAGS;
-        if sub
-            .state
-            .compare_exchange(
-                stopped,
-                stopped | STARTING,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
-            .is_err()
-        {
-            return; // already started or starting, or freed
+    /// Moves every mark to the started transition `tag`, at the current
+    /// level, then publishes the started count and looks at the levels
+    /// again. Called by the one caller that won the handle's transition;
+    /// a mark already at a later epoch is left alone. Async-signal-safe.
+    pub(crate) fn start(&self, key: SubKey, tag: RunTag) {
+        let marks = self.marks(key);
+        for (i, m) in marks.iter().enumerate() {
+            m.advance(tag, |_| self.level(i));
         }
-        // A handler may interrupt us here, with the subscription STARTING.
+        // A handler may interrupt us here, with the marks started but the
+        // count not yet raised.
         #[cfg(loom)]
         crate::sync::signal::point();
-        for (m, l) in sub.marks.iter().zip(self.level.iter()) {
-            m.store(l.load(Ordering::Relaxed), Ordering::Relaxed);
-        }
-        sub.state.store(stopped | STARTED, Ordering::Release);
         self.started.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        // Levels stored before our start became visible to updaters.
-        for (m, l) in sub.marks.iter().zip(self.level.iter()) {
-            push_mark(m, l.load(Ordering::Relaxed), self.high, repr);
+        // Levels stored before our marks became visible to updaters.
+        for (i, m) in marks.iter().enumerate() {
+            self.push(m, self.level(i));
         }
     }
 
-    /// Stops the subscription: marks freeze. Async-signal-safe; only the
-    /// caller that wins the started → stopped CAS lowers the started count.
-    pub(crate) fn stop(&self, key: SubKey) {
-        let Some(sub) = self.sub(key) else { return };
-        let stopped = key.generation << FLAGS;
-        if sub
-            .state
-            .compare_exchange(
-                stopped | STARTED,
-                stopped,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
-            .is_ok()
-        {
-            self.started.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-
-    /// Whether the subscription is started.
-    pub(crate) fn is_started(&self, key: SubKey) -> bool {
-        self.sub_state(key)
-            .is_some_and(|(_, state)| state & STARTED != 0)
-    }
-
-    /// The mark of element `i`. A started mark also covers the level now
-    /// (an update stores the level before it pushes the marks): the level is
-    /// pushed into the mark first, so successive reads never go backwards.
+    /// Moves every mark to the stopped transition `tag`: the mark freezes
+    /// at its value covering the level now, and no later push lands.
+    /// Called by the caller that won the handle's transition.
     /// Async-signal-safe.
-    pub(crate) fn read(&self, key: SubKey, i: usize, repr: Repr) -> u64 {
-        let Some((sub, state)) = self.sub_state(key) else {
-            return 0;
-        };
-        if state & STARTED != 0 {
-            push_mark(
-                &sub.marks[i],
-                self.level[i].load(Ordering::Relaxed),
-                self.high,
-                repr,
-            );
+    pub(crate) fn stop(&self, key: SubKey, tag: RunTag) {
+        for (i, m) in self.marks(key).iter().enumerate() {
+            m.advance(tag, |w| {
+                if w.tag.started() {
+                    self.extreme(w.value, self.level(i))
+                } else {
+                    w.value
+                }
+            });
         }
-        sub.marks[i].load(Ordering::Relaxed)
+        self.started.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Sets the mark of element `i` to the current level (the starting
-    /// value) and returns the mark it replaced, in one atomic swap: an
-    /// update lands either in the returned value or in the new period.
+    /// The mark of element `i`: frozen while stopped; while started it
+    /// also covers the level now (an update stores the level before it
+    /// pushes the marks), pushed into the mark first, so successive reads
+    /// never go backwards. Async-signal-safe.
+    pub(crate) fn read(&self, key: SubKey, i: usize) -> u64 {
+        self.push(&self.marks(key)[i], self.level(i)).value
+    }
+
+    /// Resets element `i` to its starting value, the level now, and returns
+    /// the value it replaced (what a read would have returned), in one
+    /// compare-and-swap: an update lands either in the returned value or in
+    /// the new period. Async-signal-safe.
+    pub(crate) fn reset(&self, key: SubKey, i: usize) -> u64 {
+        self.marks(key)[i].set_value(|w| {
+            let level = self.level(i);
+            let old = if w.tag.started() {
+                self.extreme(w.value, level)
+            } else {
+                w.value
+            };
+            (level, old)
+        })
+    }
+
+    /// Overwrites the mark of element `i` (tool `write`): a stopped mark
+    /// keeps the value until the next start; a started one then covers the
+    /// level at the time of the write, a level "since the write".
     /// Async-signal-safe.
-    pub(crate) fn reset(&self, key: SubKey, i: usize, repr: Repr) -> u64 {
-        let Some(sub) = self.sub(key) else { return 0 };
-        let level = self.level[i].load(Ordering::Relaxed);
-        let old = sub.marks[i].swap(level, Ordering::Relaxed);
-        if sub.state.load(Ordering::Relaxed) & STARTED != 0 {
-            // The level may have moved between our load and the swap.
-            push_mark(
-                &sub.marks[i],
-                self.level[i].load(Ordering::Relaxed),
-                self.high,
-                repr,
-            );
-            if repr.passes(level, old, self.high) {
-                return level;
-            }
-        }
-        old
-    }
-
-    /// Overwrites the mark of element `i` (tool `write`). Async-signal-safe.
     pub(crate) fn write(&self, key: SubKey, i: usize, v: u64) {
-        if let Some(sub) = self.sub(key) {
-            sub.marks[i].store(v, Ordering::Relaxed);
-        }
+        let mark = &self.marks(key)[i];
+        mark.set_value(|_| (v, ()));
+        self.push(mark, self.level(i));
     }
 
     /// Subscriptions held (slots not on the free list).
@@ -267,17 +264,39 @@ impl WatermarkStore {
         self.subs.len() - self.free.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    /// Ends the subscription; the slot is recycled with a new generation.
+    /// Ends the subscription (its handle has stopped it if it was started);
+    /// the slot is recycled with a new generation.
     pub(crate) fn unsubscribe(&self, key: SubKey) {
-        self.stop(key);
-        if let Some(sub) = self.sub(key) {
-            // Bump the generation so stale keys and walking updaters skip it.
-            sub.state
-                .store((key.generation + 1) << FLAGS, Ordering::Release);
+        let sub = self
+            .subs
+            .get(key.index)
+            .expect("a subscription's slot exists");
+        if sub
+            .generation
+            .compare_exchange(key.generation, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            debug_assert!(
+                sub.marks.iter().all(|m| !m.load().tag.started()),
+                "a handle stops its subscription before freeing it"
+            );
             self.free
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(key.index);
         }
     }
+}
+
+/// Puts a free slot's mark back at epoch 0, stopped, holding `value`.
+fn reset_word(m: &TaggedWord, value: u64) {
+    let _ = m.update(|_| {
+        Some((
+            Tagged {
+                value,
+                tag: RunTag::INITIAL,
+            },
+            (),
+        ))
+    });
 }

@@ -14,6 +14,7 @@ pub(crate) mod append_vec;
 #[cfg(all(test, not(loom)))]
 mod miri_tests;
 pub(crate) mod striped;
+pub(crate) mod tagged;
 
 #[cfg(not(loom))]
 mod imp {

@@ -1,50 +1,73 @@
 //! A performance-variable handle's state and the per-class semantics of
 //! start / stop / read / write / reset / readreset.
 //!
-//! **SUM classes** (COUNTER, AGGREGATE, TIMER) keep, per element, one
-//! 128-bit atomic word `(x, started)`: stopped, `x` is the accumulated
-//! value; started, `x` is `accum − offset`, so the value is `x + current`.
-//! This is MPICH's `accum / offset / current` scheme folded into one word,
-//! so every operation is a single compare-and-swap computed from one merged
-//! read of the hot cells: start `x −= current`, stop `x += current`, reset
-//! `x = −current` (started) or `0`, readreset returns the value and resets
-//! with the *same* `current`, so no update is lost or counted twice between
-//! the read and the reset. The hot cells are never written by a tool. A
-//! concurrent change makes the CAS fail and the operation retries with
-//! fresh values: lock-free, and a signal handler never waits for the code it
-//! interrupted.
+//! **The run word.** Every handle has one 64-bit run word, a [`RunTag`]:
+//! the epoch of its last start or stop and whether it is started. `start`
+//! and `stop` move it with one compare-and-swap; only the caller that wins
+//! the move applies it to the elements (and notifies a callback variable),
+//! so starting a started handle does nothing and notifies nothing, however
+//! many threads or signal handlers try at once. Each element's own state is
+//! a [`TaggedWord`] (value and run tag in 128 bits) that moves to the new
+//! epoch with its own compare-and-swap, and only forward: when a start and
+//! a stop race, every element ends in the state of the later one.
 //!
-//! **WATERMARK classes** subscribe to their variable at allocation (see
-//! `storage::watermark`); start / stop flip the subscription.
+//! **SUM classes** (COUNTER, AGGREGATE, TIMER) keep, per element, `x` in
+//! the word: stopped, the accumulated value; started, `accum − offset`, so
+//! the value is `x + current`. This is MPICH's `accum / offset / current`
+//! scheme folded into one word, so every operation is a single
+//! compare-and-swap computed from one merged read of the hot cells: start
+//! `x −= current`, stop `x += current`, reset `x = −current` (started) or
+//! `0`, readreset returns the value and resets with the *same* `current`,
+//! so no update is lost or counted twice between the read and the reset.
+//! The hot cells are never written by a tool. A concurrent change makes the
+//! CAS fail and the operation retries with fresh values: lock-free, and a
+//! signal handler never waits for the code it interrupted.
 //!
-//! **STATE, LEVEL, SIZE, PERCENTAGE, GENERIC** have no per-handle state:
-//! every session reads the current value.
+//! An engine TIMER also counts, per element, the clock ticks its
+//! readresets have handed out: a value is converted to nanoseconds as
+//! `ns(reported + v) − ns(reported)`, so the deltas of successive
+//! readresets sum to exactly what a never-reset handle reads (converting
+//! each delta on its own would drop up to a nanosecond each time).
+//!
+//! **WATERMARK classes** (engine storage) subscribe to their variable at
+//! allocation; the element words are the subscription's marks, which
+//! updaters push while started (see `storage::watermark`).
+//!
+//! **Classes without history, not continuous** (GENERIC, and HIGH/LOW
+//! watermarks computed by callback): the word holds a snapshot. While
+//! started a read returns the current value; `stop` stores the current
+//! value in the snapshot, and before the first start the snapshot is the
+//! value at allocation: a stopped handle is frozen, as the standard says of
+//! every non-continuous variable.
+//!
+//! **Continuous classes without history** (STATE, LEVEL, SIZE, PERCENTAGE,
+//! continuous GENERIC and callback variables): no per-handle state; every
+//! session reads the current value. These are read-only (see
+//! [`PvarInfo::validate`](crate::PvarInfo::validate)).
 
 use std::sync::Arc;
 
 use crate::callback::Notify;
 use crate::error::{Error, ErrorCode, Result};
 use crate::kinds::PvarClass;
-use crate::storage::watermark::SubKey;
+use crate::storage::watermark::{SubKey, WatermarkStore};
 use crate::storage::{Kind, Storage};
-use crate::sync::{AtomicBool, AtomicU128, Ordering};
-
-const STARTED: u128 = 1 << 64;
-
-#[inline]
-fn pack(x: u64, started: bool) -> u128 {
-    x as u128 | if started { STARTED } else { 0 }
-}
-
-#[inline]
-fn unpack(w: u128) -> (u64, bool) {
-    (w as u64, w & STARTED != 0)
-}
+use crate::sync::tagged::{RunTag, TaggedWord};
+use crate::sync::{AtomicU64, Ordering};
 
 pub(crate) enum HandleState {
-    Sum(Box<[AtomicU128]>),
+    /// COUNTER, AGGREGATE, TIMER: `x` per element; an engine TIMER also
+    /// counts the ticks its readresets reported.
+    Sum {
+        words: Box<[TaggedWord]>,
+        reported: Option<Box<[AtomicU64]>>,
+    },
+    /// Engine HIGH/LOWWATERMARK: the handle's subscription.
     Watermark(SubKey),
-    Current { started: AtomicBool },
+    /// Not continuous, no history: the snapshot read while stopped.
+    Snapshot(Box<[TaggedWord]>),
+    /// Continuous, no history: the current value.
+    Current,
 }
 
 pub(crate) struct HandleData {
@@ -57,7 +80,15 @@ pub(crate) struct HandleData {
     pub(crate) continuous: bool,
     pub(crate) readonly: bool,
     pub(crate) atomic: bool,
+    /// The run word (a [`RunTag`]): see the module documentation.
+    run: AtomicU64,
     pub(crate) state: HandleState,
+}
+
+fn words(count: usize, value: impl Fn(usize) -> u64) -> Box<[TaggedWord]> {
+    (0..count)
+        .map(|i| TaggedWord::new(value(i), RunTag::INITIAL))
+        .collect()
 }
 
 impl HandleData {
@@ -76,17 +107,18 @@ impl HandleData {
     ) -> Self {
         let count = storage.count;
         let state = if storage.class.is_sum() {
-            HandleState::Sum(
-                (0..count)
-                    .map(|_| AtomicU128::new(pack(0, false)))
-                    .collect(),
-            )
+            let engine_timer =
+                storage.class == PvarClass::Timer && !matches!(storage.kind, Kind::Callback { .. });
+            HandleState::Sum {
+                words: words(count, |_| 0),
+                reported: engine_timer.then(|| (0..count).map(|_| AtomicU64::new(0)).collect()),
+            }
         } else if let Kind::Watermark(w) = &storage.kind {
             HandleState::Watermark(w.subscribe())
+        } else if continuous {
+            HandleState::Current
         } else {
-            HandleState::Current {
-                started: AtomicBool::new(continuous),
-            }
+            HandleState::Snapshot(words(count, |i| storage.current(i)))
         };
         let data = Self {
             session,
@@ -97,6 +129,7 @@ impl HandleData {
             continuous,
             readonly,
             atomic,
+            run: AtomicU64::new(RunTag::INITIAL.raw()),
             state,
         };
         if continuous {
@@ -111,6 +144,14 @@ impl HandleData {
         }
     }
 
+    /// The variable's watermark store (engine watermarks only).
+    fn watermark(&self) -> &WatermarkStore {
+        match &self.storage.kind {
+            Kind::Watermark(w) => w,
+            _ => unreachable!("a watermark subscription belongs to watermark storage"),
+        }
+    }
+
     pub(crate) fn check_live(&self, active: bool) -> Result<()> {
         if active && self.storage.is_live() {
             Ok(())
@@ -120,188 +161,200 @@ impl HandleData {
     }
 
     pub(crate) fn is_started(&self) -> bool {
-        match &self.state {
-            HandleState::Sum(s) => unpack(s[0].load(Ordering::Acquire)).1,
-            HandleState::Watermark(k) => match &self.storage.kind {
-                Kind::Watermark(w) => w.is_started(*k),
-                _ => false,
-            },
-            HandleState::Current { started } => started.load(Ordering::Acquire),
-        }
+        RunTag::from_raw(self.run.load(Ordering::Acquire)).started()
     }
 
-    /// Applies `f(x, started, current) -> new word` to element `i` with a
-    /// CAS loop; returns what `f` computed alongside the word. The merged
-    /// read `current` is made only when `started == read_when` (0 is
-    /// passed otherwise): while started for stop, write and reset, while
-    /// stopped for start.
-    #[inline]
-    fn cas_element<R>(
-        &self,
-        cells: &[AtomicU128],
-        i: usize,
-        read_when: bool,
-        f: impl Fn(u64, bool, u64) -> (u128, R),
-    ) -> R {
-        let mut w = cells[i].load(Ordering::Acquire);
+    /// Moves the run word to started (`true`) or stopped; returns the new
+    /// tag if this call made the move, `None` if the handle was already in
+    /// that state.
+    fn transition(&self, started: bool) -> Option<RunTag> {
+        let mut cur = self.run.load(Ordering::Acquire);
         loop {
-            let (x, started) = unpack(w);
-            let current = if started == read_when {
-                self.storage.current(i)
-            } else {
-                0
-            };
-            let (new, r) = f(x, started, current);
-            if new == w {
-                return r;
+            let tag = RunTag::from_raw(cur);
+            if tag.started() == started {
+                return None;
             }
-            match cells[i].compare_exchange(w, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return r,
-                Err(now) => w = now,
+            let next = tag.next(started);
+            match self
+                .run
+                .compare_exchange(cur, next.raw(), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(next),
+                Err(now) => cur = now,
             }
         }
     }
 
-    /// Starts the handle and tells a callback variable [`Notify::Start`].
-    /// The caller has refused continuous handles (the registry's `start`
-    /// and `start_all`), except [`HandleData::new`] starting one.
-    /// Async-signal-safe (the notify callback of a callback variable is
-    /// the component's).
+    /// Starts the handle (if stopped) and tells a callback variable
+    /// [`Notify::Start`]. The caller has refused continuous handles (the
+    /// registry's `start` and `start_all`), except [`HandleData::new`]
+    /// starting one. Async-signal-safe (the notify callback of a callback
+    /// variable is the component's).
     pub(crate) fn start(&self) {
-        let repr = self.storage.repr;
+        let Some(tag) = self.transition(true) else {
+            return;
+        };
+        let (storage, repr) = (&self.storage, self.storage.repr);
         match &self.state {
-            HandleState::Sum(cells) => {
-                for i in 0..self.count {
-                    self.cas_element(cells, i, false, |x, started, current| {
-                        // Started already: the word stays as it is.
-                        let x = if started { x } else { repr.sub(x, current) };
-                        (pack(x, true), ())
+            HandleState::Sum { words, .. } => {
+                for (i, w) in words.iter().enumerate() {
+                    w.advance(tag, |w| {
+                        if w.tag.started() {
+                            w.value
+                        } else {
+                            repr.sub(w.value, storage.current(i))
+                        }
                     });
                 }
             }
-            HandleState::Watermark(k) => {
-                if let Kind::Watermark(w) = &self.storage.kind {
-                    w.start(*k, repr);
+            HandleState::Watermark(k) => self.watermark().start(*k, tag),
+            HandleState::Snapshot(words) => {
+                for w in words.iter() {
+                    w.advance(tag, |w| w.value);
                 }
             }
-            HandleState::Current { started } => started.store(true, Ordering::Release),
+            HandleState::Current => {}
         }
         self.notify(Notify::Start);
     }
 
-    /// Stops the handle (the caller has refused continuous handles).
-    /// Async-signal-safe.
+    /// Stops the handle (if started); the caller has refused continuous
+    /// handles. Async-signal-safe.
     pub(crate) fn stop(&self) {
-        let repr = self.storage.repr;
+        if let Some(tag) = self.transition(false) {
+            self.apply_stop(tag);
+            self.notify(Notify::Stop);
+        }
+    }
+
+    fn apply_stop(&self, tag: RunTag) {
+        let (storage, repr) = (&self.storage, self.storage.repr);
         match &self.state {
-            HandleState::Sum(cells) => {
-                for i in 0..self.count {
-                    self.cas_element(cells, i, true, |x, started, current| {
-                        (
-                            if started {
-                                pack(repr.add(x, current), false)
-                            } else {
-                                pack(x, false)
-                            },
-                            (),
-                        )
+            HandleState::Sum { words, .. } => {
+                for (i, w) in words.iter().enumerate() {
+                    w.advance(tag, |w| {
+                        if w.tag.started() {
+                            repr.add(w.value, storage.current(i))
+                        } else {
+                            w.value
+                        }
                     });
                 }
             }
-            HandleState::Watermark(k) => {
-                if let Kind::Watermark(w) = &self.storage.kind {
-                    w.stop(*k);
+            HandleState::Watermark(k) => self.watermark().stop(*k, tag),
+            HandleState::Snapshot(words) => {
+                for (i, w) in words.iter().enumerate() {
+                    w.advance(tag, |w| {
+                        if w.tag.started() {
+                            storage.current(i)
+                        } else {
+                            w.value
+                        }
+                    });
                 }
             }
-            HandleState::Current { started } => started.store(false, Ordering::Release),
+            HandleState::Current => {}
         }
-        self.notify(Notify::Stop);
+    }
+
+    /// Element `i`'s value in cell representation, from one consistent
+    /// (word, current) pair: the word is checked again after the merged read.
+    fn sum_value(&self, words: &[TaggedWord], i: usize) -> u64 {
+        let mut w = words[i].load();
+        loop {
+            if !w.tag.started() {
+                return w.value;
+            }
+            let current = self.storage.current(i);
+            let again = words[i].load();
+            if again == w {
+                return self.storage.repr.add(w.value, current);
+            }
+            w = again;
+        }
+    }
+
+    /// The value a tool reads for a SUM element whose cell value is `v`.
+    fn sum_output(&self, reported: Option<&[AtomicU64]>, i: usize, v: u64) -> u64 {
+        match reported {
+            Some(r) => self
+                .storage
+                .timer_output_after(r[i].load(Ordering::Relaxed), v),
+            None => self.storage.to_output(v),
+        }
     }
 
     /// Reads elements `first..first + out.len()` into `out` (values in the
     /// variable's datatype, as `u64` bits). The caller checks the range.
     /// Async-signal-safe.
     pub(crate) fn read(&self, first: usize, out: &mut [u64]) {
-        let repr = self.storage.repr;
+        let storage = &self.storage;
+        let elements = (first..self.count).zip(out.iter_mut());
         match &self.state {
-            HandleState::Sum(cells) => {
-                for (i, o) in (first..self.count).zip(out.iter_mut()) {
-                    // Value from one consistent (word, current) pair: re-check
-                    // the word after reading the cells.
-                    let mut w = cells[i].load(Ordering::Acquire);
-                    let v = loop {
-                        let (x, started) = unpack(w);
-                        if !started {
-                            break x;
-                        }
-                        let current = self.storage.current(i);
-                        let again = cells[i].load(Ordering::Acquire);
-                        if again == w {
-                            break repr.add(x, current);
-                        }
-                        w = again;
-                    };
-                    *o = self.storage.to_output(v);
+            HandleState::Sum { words, reported } => {
+                for (i, o) in elements {
+                    *o = self.sum_output(reported.as_deref(), i, self.sum_value(words, i));
                 }
             }
             HandleState::Watermark(k) => {
-                if let Kind::Watermark(w) = &self.storage.kind {
-                    for (i, o) in (first..self.count).zip(out.iter_mut()) {
-                        *o = w.read(*k, i, repr);
-                    }
+                let w = self.watermark();
+                for (i, o) in elements {
+                    *o = storage.to_output(w.read(*k, i));
                 }
             }
-            HandleState::Current { .. } => {
-                for (i, o) in (first..self.count).zip(out.iter_mut()) {
-                    *o = self.storage.to_output(self.storage.current(i));
+            HandleState::Snapshot(words) => {
+                for (i, o) in elements {
+                    let w = words[i].load();
+                    let v = if w.tag.started() {
+                        storage.current(i)
+                    } else {
+                        w.value
+                    };
+                    *o = storage.to_output(v);
+                }
+            }
+            HandleState::Current => {
+                for (i, o) in elements {
+                    *o = storage.to_output(storage.current(i));
                 }
             }
         }
     }
 
-    /// Writes `values` (datatype bits) to elements `first..` (the caller
-    /// has refused read-only handles). Async-signal-safe.
+    /// Writes `values` (datatype bits) to elements `first..`: the value
+    /// this handle reads from now on (the caller has refused read-only
+    /// handles). `PVAR_NO_WRITE` for classes without per-handle state.
+    /// Async-signal-safe.
     pub(crate) fn write(&self, first: usize, values: &[u64]) -> Result<()> {
-        let repr = self.storage.repr;
+        let (storage, repr) = (&self.storage, self.storage.repr);
         match &self.state {
-            HandleState::Sum(cells) => {
+            HandleState::Sum { words, reported } => {
                 for (i, &v) in (first..self.count).zip(values.iter()) {
-                    let v = self.storage.to_cells(v);
-                    self.cas_element(cells, i, true, |_, started, current| {
-                        (
-                            if started {
-                                pack(repr.sub(v, current), true)
-                            } else {
-                                pack(v, false)
-                            },
-                            (),
-                        )
+                    let v = storage.to_cells(v);
+                    words[i].set_value(|w| {
+                        let x = if w.tag.started() {
+                            repr.sub(v, storage.current(i))
+                        } else {
+                            v
+                        };
+                        (x, ())
                     });
+                    if let Some(r) = reported {
+                        // The written value reads back as written: its
+                        // conversion starts afresh.
+                        r[i].store(0, Ordering::Relaxed);
+                    }
                 }
             }
             HandleState::Watermark(k) => {
-                if let Kind::Watermark(w) = &self.storage.kind {
-                    for (i, &v) in (first..self.count).zip(values.iter()) {
-                        w.write(*k, i, v);
-                        // While started, the level at the time of the write
-                        // is a level "since the write": cover it now, as a
-                        // read would, so what the handle reads later does
-                        // not depend on whether the tool read in between.
-                        let _ = w.read(*k, i, repr);
-                    }
+                let w = self.watermark();
+                for (i, &v) in (first..self.count).zip(values.iter()) {
+                    w.write(*k, i, v);
                 }
             }
-            HandleState::Current { .. } => match &self.storage.kind {
-                Kind::Callback { callbacks, object } => match &callbacks.write {
-                    Some(write) => {
-                        for (i, &v) in (first..self.count).zip(values.iter()) {
-                            write(*object, i, v);
-                        }
-                    }
-                    None => return Err(ErrorCode::PvarNoWrite.into()),
-                },
-                _ => return Err(ErrorCode::PvarNoWrite.into()),
-            },
+            HandleState::Snapshot(_) | HandleState::Current => {
+                return Err(ErrorCode::PvarNoWrite.into());
+            }
         }
         Ok(())
     }
@@ -310,54 +363,64 @@ impl HandleData {
     /// reset from, atomically per element (readreset). Async-signal-safe.
     /// `first..first + len` is the element range (all elements for a plain
     /// reset). The caller has refused read-only handles, and non-atomic
-    /// ones for a readreset.
-    pub(crate) fn reset(&self, first: usize, len: usize, mut out: Option<&mut [u64]>) {
-        let repr = self.storage.repr;
+    /// ones for a readreset; `PVAR_NO_WRITE` for classes without
+    /// per-handle state.
+    pub(crate) fn reset(
+        &self,
+        first: usize,
+        len: usize,
+        mut out: Option<&mut [u64]>,
+    ) -> Result<()> {
+        let (storage, repr) = (&self.storage, self.storage.repr);
+        let range = first..(first + len).min(self.count);
         match &self.state {
-            HandleState::Sum(cells) => {
-                for i in first..(first + len).min(self.count) {
-                    let v = self.cas_element(cells, i, true, |x, started, current| {
-                        if started {
-                            (pack(repr.sub(0, current), true), repr.add(x, current))
+            HandleState::Sum { words, reported } => {
+                for i in range {
+                    let old = words[i].set_value(|w| {
+                        if w.tag.started() {
+                            let current = storage.current(i);
+                            (repr.sub(0, current), repr.add(w.value, current))
                         } else {
-                            (pack(0, false), x)
+                            (0, w.value)
                         }
                     });
                     if let Some(out) = out.as_deref_mut() {
-                        out[i - first] = self.storage.to_output(v);
+                        out[i - first] = match reported {
+                            // Hand out the next `old` ticks of this
+                            // element's reported total.
+                            Some(r) => storage
+                                .timer_output_after(r[i].fetch_add(old, Ordering::Relaxed), old),
+                            None => storage.to_output(old),
+                        };
                     }
                 }
             }
             HandleState::Watermark(k) => {
-                if let Kind::Watermark(w) = &self.storage.kind {
-                    for i in first..(first + len).min(self.count) {
-                        let v = w.reset(*k, i, repr);
-                        if let Some(out) = out.as_deref_mut() {
-                            out[i - first] = v;
-                        }
+                let w = self.watermark();
+                for i in range {
+                    let old = w.reset(*k, i);
+                    if let Some(out) = out.as_deref_mut() {
+                        out[i - first] = storage.to_output(old);
                     }
                 }
             }
-            HandleState::Current { .. } => {
-                // No history: the starting value is the current value, so a
-                // reset of a writable memoryless variable changes nothing.
-                if let Some(out) = out {
-                    self.read(first, out);
-                }
+            HandleState::Snapshot(_) | HandleState::Current => {
+                return Err(ErrorCode::PvarNoWrite.into());
             }
         }
+        Ok(())
     }
 
-    /// Ends the handle: unsubscribes a watermark, and tells a callback
-    /// variable [`Notify::Stop`] if the handle is still started (always for
-    /// a continuous one), then [`Notify::Free`].
+    /// Ends the handle: stops it if it is started (always for a continuous
+    /// one), telling a callback variable [`Notify::Stop`], gives a
+    /// watermark's subscription back, then tells [`Notify::Free`].
     pub(crate) fn release(&self) {
-        let started = self.is_started();
-        if let (HandleState::Watermark(k), Kind::Watermark(w)) = (&self.state, &self.storage.kind) {
-            w.unsubscribe(*k);
-        }
-        if started {
+        if let Some(tag) = self.transition(false) {
+            self.apply_stop(tag);
             self.notify(Notify::Stop);
+        }
+        if let HandleState::Watermark(k) = &self.state {
+            self.watermark().unsubscribe(*k);
         }
         self.notify(Notify::Free);
     }

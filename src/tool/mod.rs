@@ -35,6 +35,7 @@ use crate::sync::striped::StripedCounter;
 use handle::HandleData;
 pub use session::Session;
 use slots::SlotTable;
+pub(crate) use slots::next_generation;
 
 /// Counts a tool can observe about the tool side of a registry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -505,8 +506,7 @@ impl Registry {
                 return Err(ErrorCode::PvarNoWrite.into());
             }
             h.check_live(self.active(h.index))?;
-            h.reset(0, h.count, None);
-            Ok(())
+            h.reset(0, h.count, None)
         })
     }
 
@@ -532,7 +532,7 @@ impl Registry {
                 ));
             }
             h.check_live(self.active(h.index))?;
-            h.reset(0, h.count, Some(&mut out[..h.count]));
+            h.reset(0, h.count, Some(&mut out[..h.count]))?;
             self.tool().reads.inc();
             Ok(())
         })
@@ -560,7 +560,7 @@ impl Registry {
             check_range(h, first, out.len())?;
             h.check_live(self.active(h.index))?;
             let len = out.len();
-            h.reset(first, len, Some(out));
+            h.reset(first, len, Some(out))?;
             if first == 0 {
                 self.tool().reads.inc();
             }
@@ -638,7 +638,7 @@ impl Registry {
                 return Ok(());
             }
             h.check_live(self.active(h.index))
-                .map(|_| h.reset(0, h.count, None))
+                .and_then(|_| h.reset(0, h.count, None))
                 .map_err(|_| ErrorCode::PvarNoWrite.into())
         })
     }

@@ -1,13 +1,21 @@
 //! A table of generation-checked slots: how sessions and handles are
 //! looked up and validated without locks.
 //!
-//! A key is `(index + 1) << 32 | generation`; key 0 is never valid (the C
-//! interface's NULL) and no key is below `2^32` (so `MPI_T_PVAR_ALL_HANDLES`
-//! = 1 never collides). A freed slot gets a new generation, so a stale key
-//! is detected, never undefined behaviour.
+//! A key is `(index + 1) << 40 | generation`; key 0 is never valid (the C
+//! interface's NULL) and no key is below `2^40` (so `MPI_T_PVAR_ALL_HANDLES`
+//! = 1 never collides).
 //!
-//! Each slot's state word holds `generation` (bits 0–31), `LIVE` (bit 32)
-//! and a reader count (bits 33–63). An operation takes a *reader
+//! **Generations are unique in the process**, not per table: every
+//! allocation in every table of every registry draws the next value of one
+//! process-wide counter ([`next_generation`], 40 bits: a million
+//! allocations a second for twelve days before it wraps). So a key names
+//! exactly one allocation: a freed or stale key, a key of another table
+//! (a session key used as a handle) and a key of another registry all fail
+//! the generation check, never reaching a slot that happens to have the
+//! same index.
+//!
+//! Each slot's state word holds `generation` (bits 0–39), `LIVE` (bit 40)
+//! and a reader count (bits 41–63). An operation takes a *reader
 //! reference* with one compare-and-swap that checks generation and `LIVE`
 //! together, uses the slot's data, and drops the reference. This is
 //! lock-free and async-signal-safe: a handler that interrupts any other
@@ -23,13 +31,29 @@ use crate::error::{Error, ErrorCode};
 use crate::sync::append_vec::AppendVec;
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell, spin_hint};
 
-const GEN_MASK: u64 = 0xffff_ffff;
-const LIVE: u64 = 1 << 32;
-const READER: u64 = 1 << 33;
+const GEN_BITS: u32 = 40;
+const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
+const LIVE: u64 = 1 << GEN_BITS;
+const READER: u64 = 1 << (GEN_BITS + 1);
 
-/// Upper bound on slots per table; beyond it allocation fails with
-/// `OUT_OF_HANDLES` / `OUT_OF_SESSIONS`.
-pub(crate) const MAX_SLOTS: usize = 1 << 24;
+/// Upper bound on slots per table (`index + 1` fits the 24 bits above the
+/// generation); beyond it allocation fails with `OUT_OF_HANDLES` /
+/// `OUT_OF_SESSIONS`.
+pub(crate) const MAX_SLOTS: usize = (1 << (64 - GEN_BITS)) - 1;
+
+/// The process-wide source of generations (see the module documentation).
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A generation no allocation in this process has had yet (never 0).
+/// Taken on allocation paths only (not signal-safe ones).
+pub(crate) fn next_generation() -> u64 {
+    loop {
+        let g = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) & GEN_MASK;
+        if g != 0 {
+            return g;
+        }
+    }
+}
 
 pub(crate) struct Slot<T> {
     state: AtomicU64,
@@ -93,7 +117,7 @@ impl<T> Drop for Ref<'_, T> {
 }
 
 fn split(key: u64) -> Option<(usize, u64)> {
-    let index = (key >> 32).checked_sub(1)? as usize;
+    let index = (key >> GEN_BITS).checked_sub(1)? as usize;
     let generation = key & GEN_MASK;
     (generation != 0).then_some((index, generation))
 }
@@ -141,16 +165,13 @@ impl<T: Send + Sync> SlotTable<T> {
         let slot = self.slots.get(index).expect("slot exists");
         let old = slot.state.load(Ordering::Acquire);
         debug_assert_eq!(old & !GEN_MASK, 0, "a free slot is neither live nor read");
-        let mut generation = (old & GEN_MASK).wrapping_add(1) & GEN_MASK;
-        if generation == 0 {
-            generation = 1;
-        }
+        let generation = next_generation();
         // SAFETY: the slot is not LIVE and has no readers (it is on the free
         // list or fresh), so nobody else accesses `data`.
         slot.data.with_mut(|d| unsafe { *d = Some(value) });
         slot.state.store(generation | LIVE, Ordering::Release);
         self.in_use.fetch_add(1, Ordering::Relaxed);
-        Ok(((index as u64 + 1) << 32) | generation)
+        Ok(((index as u64 + 1) << GEN_BITS) | generation)
     }
 
     /// A reader reference to the live slot `key`, or `None` if the key is
@@ -195,7 +216,7 @@ impl<T: Send + Sync> SlotTable<T> {
         }
         // Readers that got in before LIVE was cleared finish their bounded
         // operation; no new reader can enter.
-        while slot.state.load(Ordering::Acquire) >> 33 != 0 {
+        while slot.state.load(Ordering::Acquire) >> (GEN_BITS + 1) != 0 {
             spin_hint();
         }
         // SAFETY: not LIVE and no readers: we have exclusive access.

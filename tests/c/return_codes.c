@@ -125,7 +125,15 @@ int main(void) {
     CHECK_RC(MPI_T_pvar_get_index(NULL, MPI_T_PVAR_CLASS_COUNTER, &i), MPI_T_ERR_INVALID);
     CHECK_RC(MPI_T_pvar_get_index("sample_msgs_sent", MPI_T_PVAR_CLASS_COUNTER, NULL),
              MPI_T_ERR_INVALID);
-    CHECK_RC(MPI_T_pvar_get_index("sample_msgs_sent", 99, &i), MPI_T_ERR_INVALID);
+    /* A class that is not one of the ten: no variable has it (the standard's
+     * wording; MPICH's code too). */
+    {
+        const int classes[] = {0, 11, 99, -1, INT_MIN};
+        int k;
+        for (k = 0; k < 5; k++)
+            CHECK_RC(MPI_T_pvar_get_index("sample_msgs_sent", classes[k], &i),
+                     MPI_T_ERR_INVALID_NAME);
+    }
     CHECK_RC(MPI_T_cvar_get_index(NULL, &i), MPI_T_ERR_INVALID);
     CHECK_RC(MPI_T_category_get_index("sample_comm", NULL), MPI_T_ERR_INVALID);
     CHECK_RC(MPI_T_pvar_session_create(NULL), MPI_T_ERR_INVALID);
@@ -144,7 +152,18 @@ int main(void) {
         int q = pvar_index_of("sample_queue_len", MPI_T_PVAR_CLASS_LEVEL);
         MPI_Comm none = MPI_COMM_NULL;
         MPI_T_pvar_handle hq;
+        /* A refused allocation leaves a NULL handle and a zero count, so a
+         * tool that ignores the code and frees the handle gets an error,
+         * not someone else's handle. */
+        hq = h;
+        count = 7;
         CHECK_RC(MPI_T_pvar_handle_alloc(s, q, NULL, &hq, &count), MPI_T_ERR_INVALID);
+        CHECK(hq == MPI_T_PVAR_HANDLE_NULL && count == 0);
+        hq = h;
+        count = 7;
+        CHECK_RC(MPI_T_pvar_handle_alloc(s, np + 5, NULL, &hq, &count), MPI_T_ERR_INVALID_INDEX);
+        CHECK(hq == MPI_T_PVAR_HANDLE_NULL && count == 0);
+        CHECK_RC(MPI_T_pvar_handle_free(s, &hq), MPI_T_ERR_INVALID_HANDLE);
         CHECK_RC(MPI_T_pvar_handle_alloc(s, q, &none, &hq, &count), MPI_T_ERR_INVALID);
         CHECK_RC(MPI_T_pvar_handle_alloc(s, q, &comm, &hq, &count), MPI_SUCCESS);
         CHECK_RC(MPI_T_pvar_handle_free(s, &hq), MPI_SUCCESS);

@@ -24,7 +24,7 @@ struct sample {
 };
 
 static uint64_t sample_callback_ticks;
-static uint64_t sample_settings[3] = {0, 10, 20}; /* per-comm values, writable */
+static uint64_t sample_settings[3] = {0, 10, 20}; /* per-comm values */
 static int sample_notified[4];                     /* BIND, START, STOP, FREE */
 
 static uint64_t sample_read_ratio(void *ctx, uint64_t object, int bound, size_t element) {
@@ -35,12 +35,6 @@ static uint64_t sample_read_ratio(void *ctx, uint64_t object, int bound, size_t 
 static uint64_t sample_read_setting(void *ctx, uint64_t object, int bound, size_t element) {
     (void)object, (void)bound;
     return ((uint64_t *)ctx)[element];
-}
-
-static void sample_write_setting(void *ctx, uint64_t object, int bound, size_t element,
-                                 uint64_t value) {
-    (void)object, (void)bound;
-    ((uint64_t *)ctx)[element] = value;
 }
 
 /* Per-object element count: 3 for MPI_COMM_WORLD, none for others. */
@@ -141,29 +135,28 @@ static void sample_component_init(struct sample *s) {
                      .var_class = PVAR_CLASS_COUNTER,
                      .readonly = PVAR_YES,
                      .continuous = PVAR_YES},
-        sample_read_counter, NULL, NULL, &sample_callback_ticks, &s->callback_counter_index));
+        sample_read_counter, NULL, &sample_callback_ticks, &s->callback_counter_index));
     SAMPLE_OK(pvar_register_callback(
         &(pvar_info){.name = "sample_callback_name",
                      .description = "the component's name, as MPI_CHAR",
                      .var_class = PVAR_CLASS_GENERIC,
                      .datatype = PVAR_TYPE_CHAR,
                      .count = 16},
-        sample_read_name, NULL, NULL, (void *)"sample-component", &s->callback_name_index));
+        sample_read_name, NULL, (void *)"sample-component", &s->callback_name_index));
     SAMPLE_OK(pvar_register_callback(
         &(pvar_info){.name = "sample_callback_ratio",
                      .description = "a double the component computes",
                      .var_class = PVAR_CLASS_PERCENTAGE},
-        sample_read_ratio, NULL, NULL, NULL, &s->callback_ratio_index));
+        sample_read_ratio, NULL, NULL, &s->callback_ratio_index));
     SAMPLE_OK(pvar_register_callback(
         &(pvar_info){.name = "sample_callback_setting",
                      .description =
-                         "per-communicator values a tool may write (callbacks, per-object count)",
+                         "per-communicator values (callbacks, per-object count)",
                      .var_class = PVAR_CLASS_GENERIC,
                      .datatype = PVAR_TYPE_UNSIGNED_LONG_LONG,
                      .bind = PVAR_BIND_MPI_COMM,
-                     .count = PVAR_COUNT_PER_OBJECT,
-                     .readonly = PVAR_NO},
-        sample_read_setting, sample_write_setting, sample_notify_setting, sample_settings,
+                     .count = PVAR_COUNT_PER_OBJECT},
+        sample_read_setting, sample_notify_setting, sample_settings,
         &s->callback_setting_index));
 
     /* Control variables of every datatype. */

@@ -206,8 +206,11 @@ static void check_callbacks(struct sample *smp) {
     CHECK(count == 3);
     CHECK_RC(MPI_T_pvar_read(s, h, vals), MPI_SUCCESS);
     CHECK(vals[0] == 0 && vals[1] == 10 && vals[2] == 20);
-    CHECK_RC(MPI_T_pvar_write(s, h, neu), MPI_SUCCESS);
-    CHECK(sample_settings[0] == 7 && sample_settings[2] == 9);
+    /* read-only: a write could only reach the component, shared by every
+     * session; the component's values are untouched */
+    CHECK_RC(MPI_T_pvar_write(s, h, neu), MPI_T_ERR_PVAR_NO_WRITE);
+    CHECK_RC(MPI_T_pvar_reset(s, h), MPI_T_ERR_PVAR_NO_WRITE);
+    CHECK(sample_settings[0] == 0 && sample_settings[2] == 20);
     CHECK_RC(MPI_T_pvar_handle_free(s, &h), MPI_SUCCESS);
     CHECK(sample_notified[PVAR_NOTIFY_BIND] >= 1 && sample_notified[PVAR_NOTIFY_FREE] >= 1);
     /* no elements for MPI_COMM_SELF: refused */

@@ -335,8 +335,6 @@ pub extern "C" fn pvar_prepare_thread() {
 
 /// `pvar_read_fn`.
 type ReadFn = unsafe extern "C" fn(*mut c_void, u64, c_int, usize) -> u64;
-/// `pvar_write_fn`.
-type WriteFn = unsafe extern "C" fn(*mut c_void, u64, c_int, usize, u64);
 /// `pvar_notify_fn`.
 type NotifyFn = unsafe extern "C" fn(*mut c_void, c_int, u64, c_int) -> c_long;
 
@@ -364,8 +362,7 @@ fn split(object: Option<u64>) -> (u64, c_int) {
 }
 
 /// Registers a variable of any class whose values the component computes.
-/// `read` is required; `write` (NULL: none) is called for tool writes of
-/// classes without per-handle state; `notify` (NULL: none) hears
+/// `read` is required; `notify` (NULL: none) hears
 /// `PVAR_NOTIFY_BIND/START/STOP/FREE` and, for BIND, returns the element
 /// count for the object (-1: the registered count). `*index_out` (may be
 /// NULL) receives the variable's index.
@@ -377,7 +374,6 @@ fn split(object: Option<u64>) -> (u64, c_int) {
 pub unsafe extern "C" fn pvar_register_callback(
     info: *const CPvarInfo,
     read: Option<ReadFn>,
-    write: Option<WriteFn>,
     notify: Option<NotifyFn>,
     context: *mut c_void,
     index_out: *mut c_int,
@@ -392,13 +388,6 @@ pub unsafe extern "C" fn pvar_register_callback(
             // SAFETY: the component's read function and context (contract).
             unsafe { read(ctx.get(), o, b, i) }
         });
-        if let Some(write) = write {
-            cbs = cbs.with_write(move |obj, i, v| {
-                let (o, b) = split(obj);
-                // SAFETY: the component's write function (contract).
-                unsafe { write(ctx.get(), o, b, i, v) }
-            });
-        }
         if let Some(notify) = notify {
             cbs = cbs.with_notify(move |ev, obj| {
                 let (o, b) = split(obj);

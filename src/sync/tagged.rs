@@ -1,0 +1,202 @@
+//! A 128-bit atomic word holding a value and a run tag, changed together
+//! by compare-and-swap: the per-element state of a tool handle.
+//!
+//! The tag is `epoch << 1 | started`. A handle's start and stop each open
+//! a new epoch (see `tool::handle`); an element word moves to a new epoch
+//! only forward, so when two transitions of one handle race (two threads,
+//! or a signal handler interrupting a transition on its own thread), every
+//! element ends in the state of the latest one, whatever order their
+//! per-element steps ran in. Operations that keep the state (read, reset,
+//! write) change the value and keep the tag.
+//!
+//! Because value and tag are one word, a writer that loaded the word while
+//! the element was started cannot store into it once it has been stopped
+//! (its compare-and-swap fails): this is what freezes a stopped watermark
+//! exactly at its stop, while updaters that saw it started are still in
+//! flight. Lock-free and async-signal-safe where 128-bit atomics are (see
+//! [`check_lock_free`](super::check_lock_free)).
+
+use super::{AtomicU128, Ordering};
+
+/// A run tag: the epoch of the last transition and whether it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RunTag(u64);
+
+impl RunTag {
+    /// Epoch 0, stopped: every handle's state at allocation.
+    pub(crate) const INITIAL: RunTag = RunTag(0);
+
+    /// The tag with this raw value (as stored in a handle's run word).
+    #[inline]
+    pub(crate) const fn from_raw(raw: u64) -> RunTag {
+        RunTag(raw)
+    }
+
+    /// The raw value.
+    #[inline]
+    pub(crate) const fn raw(self) -> u64 {
+        self.0
+    }
+
+    /// Whether the element (or handle) is started.
+    #[inline]
+    pub(crate) const fn started(self) -> bool {
+        self.0 & 1 != 0
+    }
+
+    /// The epoch: how many transitions the handle has made.
+    #[inline]
+    pub(crate) const fn epoch(self) -> u64 {
+        self.0 >> 1
+    }
+
+    /// The tag of the next transition, to `started` or stopped.
+    #[inline]
+    pub(crate) const fn next(self, started: bool) -> RunTag {
+        RunTag(((self.epoch() + 1) << 1) | started as u64)
+    }
+}
+
+/// A value with its run tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tagged {
+    pub(crate) value: u64,
+    pub(crate) tag: RunTag,
+}
+
+impl Tagged {
+    #[inline]
+    fn pack(self) -> u128 {
+        self.value as u128 | (self.tag.0 as u128) << 64
+    }
+
+    #[inline]
+    fn unpack(w: u128) -> Tagged {
+        Tagged {
+            value: w as u64,
+            tag: RunTag((w >> 64) as u64),
+        }
+    }
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub(crate) struct TaggedWord(AtomicU128);
+
+impl TaggedWord {
+    pub(crate) fn new(value: u64, tag: RunTag) -> Self {
+        Self(AtomicU128::new(Tagged { value, tag }.pack()))
+    }
+
+    /// The current value and tag (Acquire).
+    #[inline]
+    pub(crate) fn load(&self) -> Tagged {
+        Tagged::unpack(self.0.load(Ordering::Acquire))
+    }
+
+    /// Replaces `current` by `new` if the word still holds `current`;
+    /// otherwise returns what it holds.
+    #[inline]
+    pub(crate) fn compare_exchange(&self, current: Tagged, new: Tagged) -> Result<(), Tagged> {
+        self.0
+            .compare_exchange(
+                current.pack(),
+                new.pack(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .map(|_| ())
+            .map_err(Tagged::unpack)
+    }
+
+    /// A compare-and-swap loop: `f` sees the current word and returns the
+    /// word to store and a result, or `None` to leave the word as it is
+    /// (then `None` is returned). Lock-free: a failed CAS means another
+    /// thread changed the word.
+    #[inline]
+    pub(crate) fn update<R>(&self, mut f: impl FnMut(Tagged) -> Option<(Tagged, R)>) -> Option<R> {
+        let mut cur = self.load();
+        loop {
+            let (new, r) = f(cur)?;
+            if new == cur {
+                return Some(r);
+            }
+            match self.compare_exchange(cur, new) {
+                Ok(()) => return Some(r),
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Moves the word to the transition `tag` with the value `f` computes
+    /// from the word as it is, unless the word is already at `tag`'s epoch
+    /// or a later one (a later transition got there first).
+    #[inline]
+    pub(crate) fn advance(&self, tag: RunTag, mut f: impl FnMut(Tagged) -> u64) {
+        let _ = self
+            .update(|w| (w.tag.epoch() < tag.epoch()).then(|| (Tagged { value: f(w), tag }, ())));
+    }
+
+    /// Keeps the tag and sets the value `f` computes, returning what `f`
+    /// returned alongside (e.g. the value replaced).
+    #[inline]
+    pub(crate) fn set_value<R>(&self, mut f: impl FnMut(Tagged) -> (u64, R)) -> R {
+        self.update(|w| {
+            let (value, r) = f(w);
+            Some((Tagged { value, tag: w.tag }, r))
+        })
+        .expect("set_value always stores")
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advance_moves_forward_only() {
+        let w = TaggedWord::new(7, RunTag::INITIAL);
+        let start = RunTag::INITIAL.next(true);
+        let stop = start.next(false);
+        // The stop is applied first (it won the race to this element).
+        w.advance(stop, |w| w.value + 1);
+        assert_eq!(
+            w.load(),
+            Tagged {
+                value: 8,
+                tag: stop
+            }
+        );
+        // The earlier start arrives late: nothing changes.
+        w.advance(start, |_| 100);
+        assert_eq!(
+            w.load(),
+            Tagged {
+                value: 8,
+                tag: stop
+            }
+        );
+        assert!(!w.load().tag.started());
+        assert_eq!(stop.epoch(), 2);
+    }
+
+    #[test]
+    fn a_stale_compare_exchange_fails_after_a_transition() {
+        let started = RunTag::INITIAL.next(true);
+        let w = TaggedWord::new(5, started);
+        let seen = w.load();
+        w.advance(started.next(false), |w| w.value);
+        // Same value, other tag: a writer that saw it started is refused.
+        assert!(
+            w.compare_exchange(
+                seen,
+                Tagged {
+                    value: 9,
+                    tag: started
+                }
+            )
+            .is_err()
+        );
+        assert_eq!(w.load().value, 5);
+    }
+}
