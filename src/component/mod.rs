@@ -216,8 +216,8 @@ impl Registry {
 
     /// A variable of any class whose values the component computes in
     /// `callbacks` (the Open MPI design). Set the flags to match what the
-    /// callbacks support: e.g. `.readonly(false)` needs a write callback for
-    /// classes without per-handle state.
+    /// callbacks support: only the SUM classes can be writable or atomic
+    /// (per handle); every other class is read-only.
     ///
     /// Values are in the datatype's units and are handed to tools
     /// unconverted: a TIMER's read callback returns seconds (`f64` bits) for

@@ -322,7 +322,9 @@ impl<T: Magnitude> Aggregate<T> {
 /// datatypes). [`Timer::start`]/[`Timer::stop`] keep the start tick in a
 /// per-thread cell; a [`TimerGuard`] keeps it on the stack. Elapsed time is
 /// added when an interval ends; a tool reading during an interval sees the
-/// time up to the last completed interval.
+/// time up to the last completed interval. An interval is its thread's: one
+/// still open when its thread exits is dropped (a later thread that reuses
+/// the exited thread's id never stops it).
 ///
 /// Async-signal-safe: every method, once this thread has touched the
 /// variable's cells (as [`Counter`]). Ticks are `rdtsc` or
@@ -362,7 +364,8 @@ impl Timer {
     }
 
     /// Stops timing element 0 on the calling thread and adds the elapsed
-    /// time. Does nothing if this thread had not started it.
+    /// time. Does nothing if this thread had not started it (also when
+    /// another thread, since exited, had started it).
     #[inline(always)]
     pub fn stop(&self) {
         self.stop_at(0);

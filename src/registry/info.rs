@@ -52,8 +52,8 @@ impl PvarInfo {
     /// A variable's default metadata for `class`: USER_BASIC, unbound,
     /// one element, and the flags that the engine supports for the class
     /// (see [`PvarInfo::validate`]). A callback HIGH/LOWWATERMARK cannot
-    /// honour these (writable, atomic) defaults: the builder makes it not
-    /// atomic, and read-only unless it has a write callback.
+    /// honour these (writable, atomic) defaults: the builder makes it
+    /// read-only and not atomic.
     pub fn new(name: impl Into<String>, class: PvarClass, datatype: Datatype) -> Self {
         let history = class.is_sum() || class.is_watermark();
         Self {

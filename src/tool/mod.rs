@@ -458,8 +458,7 @@ impl Registry {
     /// variables. For SUM classes this sets the value this handle reads
     /// (other sessions are unaffected); for watermarks the mark.
     ///
-    /// Async-signal-safe: yes, on an allocated session and handle (a callback
-    /// variable's write function must be too).
+    /// Async-signal-safe: yes, on an allocated session and handle.
     pub fn write(&self, session: SessionId, handle: HandleId, values: &[u64]) -> Result<()> {
         self.with_handle(session, handle, |h| {
             if h.readonly {
