@@ -176,6 +176,7 @@ impl<T> UnsafeCell<T> {
 /// CPU lacks them it falls back to a global spin-locked table, which a signal
 /// handler that interrupted the lock holder would deadlock on.
 pub(crate) fn check_lock_free() -> Result<(), &'static str> {
+    tagged::detect_fast_loads();
     if AtomicU128::is_lock_free() {
         Ok(())
     } else {
