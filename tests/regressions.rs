@@ -803,3 +803,35 @@ fn engine_variables_read_what_their_descriptions_say() {
         assert_eq!(s.read_u64(h).unwrap(), now, "{name}");
     }
 }
+
+/// Found while extending the model: a callback LEVEL of `MPI_DOUBLE` was
+/// clamped at 0 while an unsigned one was not, though callback values reach
+/// tools unconverted (the float branch of `Storage::to_output` had no
+/// callback guard).
+#[test]
+fn callback_level_values_are_not_clamped() {
+    let reg = Registry::new();
+    let f = reg
+        .callback_pvar(
+            "lvl",
+            PvarClass::Level,
+            Datatype::Double,
+            Callbacks::new(|_, _| (-2.5f64).to_bits()),
+        )
+        .register()
+        .unwrap();
+    let u = reg
+        .callback_pvar(
+            "lvlu",
+            PvarClass::Level,
+            Datatype::UnsignedLongLong,
+            Callbacks::new(|_, _| (-3i64) as u64),
+        )
+        .register()
+        .unwrap();
+    let s = reg.session().unwrap();
+    let (hf, _) = s.alloc(f.index(), None).unwrap();
+    let (hu, _) = s.alloc(u.index(), None).unwrap();
+    assert_eq!(s.read_f64(hf).unwrap(), -2.5);
+    assert_eq!(s.read_u64(hu).unwrap(), (-3i64) as u64);
+}

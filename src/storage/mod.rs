@@ -213,7 +213,7 @@ impl Storage {
                 // Per-thread deltas: a merged sum can be transiently negative.
                 if (v as i64) < 0 { 0 } else { v }
             }
-            PvarClass::Level if self.repr == Repr::Float => {
+            PvarClass::Level if self.repr == Repr::Float && !callback => {
                 let f = f64::from_bits(v);
                 if f < 0.0 { 0f64.to_bits() } else { v }
             }

@@ -1,7 +1,14 @@
 //! The operations a sequence is made of. Raw selector bytes are decoded
 //! against the current state by the harness (a variable, session or handle
-//! *selector* picks among the ones that exist, were freed, or a made-up
-//! key), so every byte string is a meaningful sequence.
+//! *selector* picks among the ones that exist, were freed, belong to the
+//! other registry, or a made-up key), so every byte string is a meaningful
+//! sequence.
+//!
+//! The harness drives two registries; [`Op::Switch`] moves the following
+//! operations to the other one. [`Op::Foreign`] applies a key of the other
+//! registry to this one, and [`Op::Cycle`] runs a start / update / stop /
+//! update / read / write / update / read / reset / update / read script on
+//! one handle, interleaved with updates of its variable.
 
 use arbitrary::{Arbitrary, Unstructured};
 
@@ -27,10 +34,23 @@ pub enum VarKind {
     BoundCounter,
     /// An `f64` AGGREGATE bound to communicators, per-object count.
     BoundAggF64,
+    /// GENERIC (engine storage, one shared value per element): continuous
+    /// by default, a snapshot while stopped when registered not continuous.
+    GenU64,
+    GenF64,
+    GenI32,
+    /// Computed by callback (values the harness keeps in atomics): a
+    /// HIGHWATERMARK (`u64` levels), a LOWWATERMARK (`f64` levels), a
+    /// GENERIC (`MPI_COUNT`) and a COUNTER (a running total). The
+    /// watermarks are not continuous by default: snapshot handles.
+    CbHighU64,
+    CbLowF64,
+    CbGeneric,
+    CbCounter,
 }
 
 impl VarKind {
-    pub const ALL: [VarKind; 17] = [
+    pub const ALL: [VarKind; 24] = [
         VarKind::Counter,
         VarKind::AggU64,
         VarKind::AggU32,
@@ -48,14 +68,44 @@ impl VarKind {
         VarKind::Percentage,
         VarKind::BoundCounter,
         VarKind::BoundAggF64,
+        VarKind::GenU64,
+        VarKind::GenF64,
+        VarKind::GenI32,
+        VarKind::CbHighU64,
+        VarKind::CbLowF64,
+        VarKind::CbGeneric,
+        VarKind::CbCounter,
     ];
+
+    /// Computed by callback.
+    pub fn is_callback(self) -> bool {
+        matches!(
+            self,
+            VarKind::CbHighU64 | VarKind::CbLowF64 | VarKind::CbGeneric | VarKind::CbCounter
+        )
+    }
+}
+
+/// Selector values of [`SRef::sel`] and [`HRef::sel`]: below [`FOREIGN`],
+/// the n-th session (handle) of this registry ever created.
+pub mod sel {
+    /// From here: a key of the *other* registry (`raw % len` over its
+    /// sessions or handles).
+    pub const FOREIGN: u8 = 216;
+    /// From here: a known key with a wrong generation or a neighbouring
+    /// slot.
+    pub const WRONG_GENERATION: u8 = 232;
+    /// From here: a made-up raw key.
+    pub const MADE_UP: u8 = 244;
 }
 
 /// Which session key an operation passes.
 #[derive(Debug, Clone, Copy, Arbitrary)]
 pub struct SRef {
-    /// < 232: the n-th session ever created (live or freed); 232..244: a
-    /// known key with a wrong generation; 244..: a made-up raw key.
+    /// < 216: the n-th session of this registry ever created (live or
+    /// freed); 216..232: a session key of the other registry; 232..244: a
+    /// known key with a wrong generation; 244..: a made-up raw key (see
+    /// [`sel`]).
     pub sel: u8,
     pub raw: u64,
 }
@@ -129,6 +179,48 @@ pub enum Op {
     StartAll(SRef),
     StopAll(SRef),
     ResetAll(SRef),
+    /// The following operations go to the other registry.
+    Switch,
+    /// A handle key of the other registry (`h` over its handles), with its
+    /// own session there (or, with `own_session`, a session of this
+    /// registry), passed to operation `what % 14` of this registry: read,
+    /// readreset, write, start, stop, reset, free, read_first; 8 to 12 use
+    /// the session key alone: session_free, start_all, stop_all, reset_all,
+    /// handle_alloc; 13: the queries and range operations (is_started,
+    /// handle_count, handle_variable, handle_class, read_range,
+    /// write_range, readreset_range). Must be refused (`INVALID_SESSION`,
+    /// or `INVALID_HANDLE` with an own live session) and change nothing in
+    /// either registry.
+    Foreign {
+        what: u8,
+        h: HRef,
+        own_session: bool,
+        arg: u8,
+    },
+    /// Registers a variable of kind `kind` (name `name`, `count % 3 + 1`
+    /// elements, continuous if given, otherwise its class's flags),
+    /// creates a session if this registry has none, an instance for object
+    /// `0x100 + session % 4` if the kind is bound, and allocates a handle
+    /// for the variable of that name and class in session `session`: the
+    /// way to a live handle in four operations.
+    Setup {
+        kind: u8,
+        name: u8,
+        continuous: Option<bool>,
+        session: u8,
+        count: u8,
+    },
+    /// A script on one handle of this registry (`h` over its handles; with
+    /// `how & 0x40`, over the live ones of engine watermarks and snapshot
+    /// handles), with its own session, updating the handle's variable in
+    /// between: `[start] upd stop upd read write upd read reset upd read`,
+    /// varied by `how` (start and stop twice, readreset instead of reset,
+    /// a second start at the end, the written values).
+    Cycle {
+        h: HRef,
+        how: u8,
+        amounts: [u32; 4],
+    },
 }
 
 /// Decodes a whole byte string into operations (at most `max`).

@@ -8,17 +8,32 @@
 //!   while started, `offset` = the variable's total when it was (re)started;
 //!   it reads `accum + (total − offset)` started, `accum` stopped; reset
 //!   sets the read value to 0, write to the written value.
-//! - WATERMARKS: a handle keeps a `mark`: at allocation, start and reset it
-//!   is the current level; while started each new level that passes it
-//!   replaces it; a write sets it (while started, the level at the time of
-//!   the write still counts, as it is a level "since the write").
-//! - STATE, LEVEL, SIZE, PERCENTAGE: no handle state, the current value;
-//!   continuous, read-only, not atomic.
+//! - WATERMARKS (engine storage): a handle keeps a `mark`: at allocation,
+//!   start and reset it is the current level; while started each new level
+//!   that passes it replaces it; a write sets it (while started, the level
+//!   at the time of the write still counts, as it is a level "since the
+//!   write"). A stopped handle's mark never moves: a value written to it,
+//!   or the level a reset gave it, stays until the next start.
+//! - SNAPSHOTS (not continuous, no history: GENERIC, and HIGH/LOWWATERMARK
+//!   computed by callback): started, the current value; stopped, the value
+//!   at allocation before the first start, the value at the stop after it.
+//!   Read-only, not atomic.
+//! - STATE, LEVEL, SIZE, PERCENTAGE, continuous GENERIC and callback
+//!   variables outside the SUM classes: no handle state, the current value.
+//!   Read-only, not atomic (callback variables outside COUNTER, AGGREGATE
+//!   and TIMER included: there are no write callbacks).
+//! - Start of a started handle and stop of a stopped one change nothing.
 //! - Errors, checked in this order: session (`INVALID_SESSION`), handle
 //!   (`INVALID_HANDLE`, also when it belongs to another session), the
 //!   variable's flags (`PVAR_NO_STARTSTOP` / `PVAR_NO_ATOMIC` /
 //!   `PVAR_NO_WRITE`), buffer length (`INVALID`), inactive variable
 //!   (`INVALID_INDEX`).
+//! - Keys: a model registry knows only its own sessions and handles. The
+//!   harness passes `None` for a key that names none of them (freed,
+//!   made up, or a key of the *other* registry), so a session key of
+//!   another registry is `INVALID_SESSION`, a handle key of another
+//!   registry with an own live session `INVALID_HANDLE`, and neither
+//!   changes anything here (the harness checks the other registry too).
 
 use std::collections::HashMap;
 
@@ -84,6 +99,8 @@ pub struct Meta {
     pub readonly: bool,
     pub continuous: bool,
     pub atomic: bool,
+    /// Values computed by the component's read callback.
+    pub callback: bool,
 }
 
 impl Meta {
@@ -109,6 +126,41 @@ impl Meta {
     pub fn high(&self) -> bool {
         self.class == PvarClass::HighWatermark
     }
+    /// A handle keeps its own mark: engine HIGH/LOWWATERMARK storage.
+    pub fn has_mark(&self) -> bool {
+        self.is_watermark() && !self.callback
+    }
+    /// A handle reads a snapshot while stopped: not continuous, no history
+    /// (GENERIC, callback watermarks).
+    pub fn snapshot(&self) -> bool {
+        !self.continuous && !self.is_sum() && !self.has_mark()
+    }
+}
+
+/// The last tool operation that set a handle's state (for the harness's
+/// coverage counts; no rule depends on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LastSet {
+    Alloc,
+    Start,
+    Stop,
+    Write,
+    Reset,
+}
+
+/// A deliberately wrong rule, to check that the harness notices it (tests
+/// in `tests/model_based.rs` run a sequence with each and expect a
+/// disagreement).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutant {
+    /// Updates push the marks of stopped watermark handles too.
+    StoppedMarkMoves,
+    /// A stopped snapshot handle reads the current value.
+    SnapshotNotFrozen,
+    /// Starting a started watermark handle sets its mark to the level.
+    RestartResetsMark,
+    /// Stopping a stopped snapshot handle takes a new snapshot.
+    RestopSnapshots,
 }
 
 #[derive(Debug, Clone)]
@@ -142,6 +194,9 @@ pub struct Handle {
     pub accum: Vec<Val>,
     pub offset: Vec<Val>,
     pub mark: Vec<Val>,
+    /// Snapshot handles: the value read while stopped.
+    pub snap: Vec<Val>,
+    pub last: LastSet,
 }
 
 /// The whole model state. Sessions and handles are identified by the
@@ -156,6 +211,8 @@ pub struct Model {
     pub next_handle: usize,
     /// The mocked clock, in nanoseconds (ticks).
     pub now: u64,
+    /// A wrong rule to apply (see [`Mutant`]); `None` in every real run.
+    pub mutant: Option<Mutant>,
 }
 
 pub type R<T> = Result<T, ErrorCode>;
@@ -179,6 +236,29 @@ pub fn default_meta(name: &str, class: PvarClass, datatype: Datatype) -> Meta {
         readonly: !history,
         continuous: !history,
         atomic: history,
+        callback: false,
+    }
+}
+
+/// The same for a variable computed by callback (`callback_pvar`): a
+/// callback watermark keeps no mark, so it starts read-only, not atomic.
+pub fn callback_meta(name: &str, class: PvarClass, datatype: Datatype) -> Meta {
+    let mut m = default_meta(name, class, datatype);
+    m.callback = true;
+    if m.is_watermark() {
+        m.readonly = true;
+        m.atomic = false;
+    }
+    m
+}
+
+/// How values are kept in a datatype: unsigned, signed or double (a
+/// component type's datatype may only be overridden within it).
+fn repr(d: Datatype) -> u8 {
+    match d {
+        Datatype::Double => 2,
+        Datatype::Int | Datatype::Count => 1,
+        _ => 0,
     }
 }
 
@@ -197,18 +277,25 @@ fn datatype_allowed(class: PvarClass, d: Datatype) -> bool {
 }
 
 impl Model {
-    /// Registration rules (`PvarInfo::validate`, non-callback, unbound):
-    /// returns the index, existing or new.
-    pub fn register(&mut self, m: Meta) -> R<usize> {
+    /// Registration rules (`PvarInfo::validate` and the builder's datatype
+    /// check): returns the index, existing or new. `made_for` is the
+    /// datatype of the component's value type (engine storage only: an
+    /// override must keep its representation, except for a TIMER).
+    pub fn register(&mut self, m: Meta, made_for: Datatype) -> R<usize> {
         let memoryless = matches!(
             m.class,
             PvarClass::State | PvarClass::Level | PvarClass::Size | PvarClass::Percentage
         );
+        // Only the SUM classes keep per-handle state over a callback, and
+        // an engine GENERIC keeps none.
+        let stateless = (m.callback && !m.is_sum()) || m.class == PvarClass::Generic;
         let ok = !m.name.is_empty()
+            && (m.callback || m.class == PvarClass::Timer || repr(m.datatype) == repr(made_for))
             && datatype_allowed(m.class, m.datatype)
-            && m.datatype != Datatype::Char
+            && (m.datatype != Datatype::Char || m.callback)
             && (m.count > 0 || m.bound)
             && (!memoryless || (m.continuous && m.readonly && !m.atomic))
+            && (!stateless || (m.readonly && !m.atomic))
             && !(m.atomic && m.readonly);
         if !ok {
             return Err(ErrorCode::Invalid);
@@ -270,13 +357,18 @@ impl Model {
 
     // ---- component side -------------------------------------------------
 
-    /// A new level or total: pushes the marks of started watermark handles.
+    /// A new level or total: pushes the marks of started watermark handles
+    /// (a stopped handle's mark never moves).
     pub fn set_value(&mut self, inst: usize, i: usize, v: Val) {
         self.insts[inst].vals[i] = v;
         let meta = self.vars[self.insts[inst].var].meta.clone();
-        if meta.is_watermark() {
+        let stopped_too = self.mutant == Some(Mutant::StoppedMarkMoves);
+        if meta.has_mark() {
             for h in self.handles.values_mut() {
-                if h.inst == inst && h.started && v.passes(h.mark[i], meta.high(), meta.signed()) {
+                if h.inst == inst
+                    && (h.started || stopped_too)
+                    && v.passes(h.mark[i], meta.high(), meta.signed())
+                {
                     h.mark[i] = v;
                 }
             }
@@ -367,6 +459,8 @@ impl Model {
             accum: vec![Val::zero(float); n],
             offset: vec![Val::zero(float); n],
             mark: vals.clone(),
+            snap: vals.clone(),
+            last: LastSet::Alloc,
         };
         if var.meta.continuous {
             h.started = true;
@@ -402,34 +496,51 @@ impl Model {
         }
     }
 
-    /// Starts handle `h` (already checked): a no-op when started.
+    /// Starts handle `h` (already checked): a no-op when started. A SUM
+    /// handle counts from now on; a watermark's mark is the level now; a
+    /// snapshot handle reads the current value while started.
     fn do_start(&mut self, h: usize) {
         let vals = self.insts[self.handles[&h].inst].vals.clone();
         let meta = self.meta_of(h);
+        let restart = self.mutant == Some(Mutant::RestartResetsMark);
         let d = self.handles.get_mut(&h).unwrap();
         if d.started {
+            if restart && meta.has_mark() {
+                d.mark = vals;
+            }
             return;
         }
         d.started = true;
+        d.last = LastSet::Start;
         if meta.is_sum() {
             d.offset = vals;
-        } else if meta.is_watermark() {
+        } else if meta.has_mark() {
             d.mark = vals;
         }
     }
 
+    /// Stops handle `h`: a no-op when stopped. A SUM handle keeps what it
+    /// counted; a watermark's mark freezes; a snapshot handle keeps the
+    /// value now.
     fn do_stop(&mut self, h: usize) {
         let vals = self.insts[self.handles[&h].inst].vals.clone();
         let meta = self.meta_of(h);
+        let restop = self.mutant == Some(Mutant::RestopSnapshots);
         let d = self.handles.get_mut(&h).unwrap();
         if !d.started {
+            if restop && meta.snapshot() {
+                d.snap = vals;
+            }
             return;
         }
         d.started = false;
+        d.last = LastSet::Stop;
         if meta.is_sum() {
             for i in 0..vals.len() {
                 d.accum[i] = d.accum[i].add(vals[i].sub(d.offset[i]));
             }
+        } else if meta.snapshot() {
+            d.snap = vals;
         }
     }
 
@@ -448,20 +559,24 @@ impl Model {
                     }
                 })
                 .collect()
-        } else if meta.is_watermark() {
+        } else if meta.has_mark() {
             d.mark.clone()
+        } else if meta.snapshot() && !d.started && self.mutant != Some(Mutant::SnapshotNotFrozen) {
+            d.snap.clone()
         } else {
             vals.clone()
         }
     }
 
-    /// The values as `read` returns them: datatype bits; TIMER nanoseconds
-    /// (or seconds as a double); a LEVEL clamped at 0; `MPI_UNSIGNED`
-    /// wrapped at 32 bits.
+    /// The values as `read` returns them: datatype bits; an engine TIMER in
+    /// nanoseconds (or seconds as a double); an engine LEVEL clamped at 0;
+    /// `MPI_UNSIGNED` wrapped at 32 bits. Callback values are the read
+    /// function's, in the datatype's units.
     fn output(&self, h: usize, vals: Vec<Val>) -> Vec<u64> {
         let meta = self.meta_of(h);
         vals.into_iter()
             .map(|v| match (meta.class, v) {
+                _ if meta.callback => v.bits(),
                 (PvarClass::Timer, Val::I(ns)) if meta.datatype == Datatype::Double => {
                     (ns as f64 / 1e9).to_bits()
                 }
@@ -479,9 +594,10 @@ impl Model {
             .collect()
     }
 
-    /// A written datatype value in the model's domain (TIMER: nanoseconds).
+    /// A written datatype value in the model's domain (engine TIMER:
+    /// nanoseconds).
     fn input(&self, meta: &Meta, bits: u64) -> Val {
-        if meta.class == PvarClass::Timer {
+        if meta.class == PvarClass::Timer && !meta.callback {
             if meta.datatype == Datatype::Double {
                 Val::I((f64::from_bits(bits) * 1e9).max(0.0) as u64)
             } else {
@@ -542,12 +658,13 @@ impl Model {
             return Err(ErrorCode::Invalid);
         }
         self.active_of(h)?;
-        if !(meta.is_sum() || meta.is_watermark()) {
+        if !(meta.is_sum() || meta.has_mark()) {
             return Err(ErrorCode::PvarNoWrite);
         }
         let vals = self.insts[self.handles[&h].inst].vals.clone();
         let written: Vec<Val> = values[..n].iter().map(|&b| self.input(&meta, b)).collect();
         let d = self.handles.get_mut(&h).unwrap();
+        d.last = LastSet::Write;
         for i in 0..n {
             if meta.is_sum() {
                 // Reads `written` from now on.
@@ -563,16 +680,19 @@ impl Model {
         Ok(())
     }
 
+    /// Resets to the starting value: 0 (SUM), the level now (watermark);
+    /// a stopped handle keeps it until the next start.
     fn do_reset(&mut self, h: usize) {
         let vals = self.insts[self.handles[&h].inst].vals.clone();
         let meta = self.meta_of(h);
         let d = self.handles.get_mut(&h).unwrap();
+        d.last = LastSet::Reset;
         if meta.is_sum() {
             for i in 0..vals.len() {
                 d.accum[i] = Val::zero(meta.float());
                 d.offset[i] = vals[i];
             }
-        } else if meta.is_watermark() {
+        } else if meta.has_mark() {
             d.mark = vals;
         }
     }
