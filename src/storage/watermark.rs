@@ -40,13 +40,14 @@
 
 use crate::storage::Repr;
 use crate::sync::append_vec::AppendVec;
+use crate::sync::isolated::IsolatedSlice;
 use crate::sync::tagged::{RunTag, Tagged, TaggedWord};
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, fence};
 
 struct Subscriber {
     /// The subscription's generation; 0 while the slot is free.
     generation: AtomicU64,
-    marks: Box<[TaggedWord]>,
+    marks: IsolatedSlice<TaggedWord>,
 }
 
 /// A subscription held by a tool handle: slot index and generation.
@@ -59,7 +60,7 @@ pub(crate) struct SubKey {
 pub(crate) struct WatermarkStore {
     high: bool,
     repr: Repr,
-    level: Box<[AtomicU64]>,
+    level: IsolatedSlice<AtomicU64>,
     started: AtomicUsize,
     subs: AppendVec<Subscriber>,
     free: Mutex<Vec<usize>>,
@@ -73,7 +74,7 @@ impl WatermarkStore {
         Self {
             high,
             repr,
-            level: (0..count).map(|_| AtomicU64::new(initial)).collect(),
+            level: IsolatedSlice::new(count, |_| AtomicU64::new(initial), || AtomicU64::new(0)),
             started: AtomicUsize::new(0),
             subs: AppendVec::new(),
             free: Mutex::new(Vec::new()),
@@ -157,9 +158,11 @@ impl WatermarkStore {
             Some(index) => index,
             None => self.subs.push(Subscriber {
                 generation: AtomicU64::new(0),
-                marks: (0..self.level.len())
-                    .map(|_| TaggedWord::new(0, RunTag::INITIAL))
-                    .collect(),
+                marks: IsolatedSlice::new(
+                    self.level.len(),
+                    |_| TaggedWord::new(0, RunTag::INITIAL),
+                    || TaggedWord::new(0, RunTag::INITIAL),
+                ),
             }),
         };
         let sub = self.subs.get(index).expect("slot exists");
@@ -173,7 +176,7 @@ impl WatermarkStore {
         SubKey { index, generation }
     }
 
-    fn marks(&self, key: SubKey) -> &[TaggedWord] {
+    fn marks(&self, key: SubKey) -> &IsolatedSlice<TaggedWord> {
         let sub = self
             .subs
             .get(key.index)

@@ -11,6 +11,7 @@
 //! lock-free on this CPU.
 
 pub(crate) mod append_vec;
+pub(crate) mod isolated;
 #[cfg(all(test, not(loom)))]
 mod miri_tests;
 pub(crate) mod striped;
