@@ -133,15 +133,16 @@ fn with_1000_handles() -> (pvar::Registry, pvar::Counter, Vec<pvar::Session>) {
     let mut sessions = Vec::new();
     for s in 0..10 {
         let session = reg.session().unwrap();
+        let (tool, id) = (session.tool(), session.id());
         for k in 0..99 {
             let other = reg.counter(&format!("other_{s}_{k}")).register().unwrap();
-            session.alloc(other.index(), None).unwrap();
+            tool.handle_alloc(id, other.index(), None).unwrap();
         }
-        session.alloc(counter.index(), None).unwrap();
+        tool.handle_alloc(id, counter.index(), None).unwrap();
         session.start_all().unwrap();
         sessions.push(session);
     }
-    assert_eq!(reg.tool_stats().handles, 1000);
+    assert_eq!(reg.tool().stats().handles, 1000);
     (reg, counter, sessions)
 }
 
@@ -152,9 +153,10 @@ fn watermark_with(handles: usize) -> (pvar::HighWatermark<u64>, Option<pvar::Ses
         return (w, None);
     }
     let session = reg.session().unwrap();
+    let (tool, s) = (session.tool(), session.id());
     for _ in 0..handles {
-        let (h, _) = session.alloc(w.index(), None).unwrap();
-        session.start(h).unwrap();
+        let (h, _) = tool.handle_alloc(s, w.index(), None).unwrap();
+        tool.start(s, h).unwrap();
     }
     (w, Some(session))
 }

@@ -91,9 +91,10 @@ fn hot_path_allocations(rows: &mut Vec<(&'static str, f64, String)>) {
         .register()
         .unwrap();
     let session = reg.session().unwrap();
+    let (tool, s) = (session.tool(), session.id());
     let hs: Vec<_> = [c.index(), a.index(), l.index(), t.index(), w.index()]
         .iter()
-        .map(|&i| session.alloc(i, None).unwrap().0)
+        .map(|&i| tool.handle_alloc(s, i, None).unwrap().0)
         .collect();
     // First touch (allowed to allocate).
     c.inc();
@@ -126,10 +127,10 @@ fn hot_path_allocations(rows: &mut Vec<(&'static str, f64, String)>) {
             for &h in &hs {
                 // Errors (e.g. no reset of a read-only LEVEL) must not
                 // allocate either.
-                session.read(h, &mut out).unwrap();
-                let _ = session.reset(h);
-                let _ = session.stop(h);
-                let _ = session.start(h);
+                tool.read(s, h, 0, &mut out).unwrap();
+                let _ = tool.reset(s, h);
+                let _ = tool.stop(s, h);
+                let _ = tool.start(s, h);
             }
             let _ = session.stop_all();
             let _ = session.start_all();
@@ -163,14 +164,14 @@ fn main() {
                 });
             }
         });
-        let per = reg.cell_bytes() as f64 / (VARS * threads) as f64;
+        let per = reg.pvars().cell_bytes() as f64 / (VARS * threads) as f64;
         rows.push((
             "cell bytes per counter per thread",
             per,
             format!(
                 "{VARS} counters, {threads} thread(s): cell_bytes {}, thread_records {}",
-                reg.cell_bytes(),
-                reg.thread_records()
+                reg.pvars().cell_bytes(),
+                reg.pvars().thread_records()
             ),
         ));
     }
@@ -186,7 +187,7 @@ fn main() {
         });
         rows.push((
             "cell bytes per counter per thread, chunks full",
-            reg.cell_bytes() as f64 / 960.0,
+            reg.pvars().cell_bytes() as f64 / 960.0,
             "960 counters (chunks of 64, 128, 256, 512 cells), 1 thread".into(),
         ));
     }
@@ -200,7 +201,7 @@ fn main() {
         });
         rows.push((
             "cell bytes per thread, 1 variable (first chunk)",
-            reg.cell_bytes() as f64,
+            reg.pvars().cell_bytes() as f64,
             "minimum a thread costs a registry".into(),
         ));
     }
@@ -221,7 +222,7 @@ fn main() {
         });
         rows.push((
             "cell bytes per timer per thread",
-            reg.cell_bytes() as f64 / VARS as f64,
+            reg.pvars().cell_bytes() as f64 / VARS as f64,
             format!("{VARS} timers, 1 thread"),
         ));
     }
@@ -260,10 +261,11 @@ fn main() {
             })
             .collect();
         let session = reg.session().unwrap();
+        let (tool, s) = (session.tool(), session.id());
         let mut ids = Vec::with_capacity(2 * VARS);
         let (bytes, _) = net(|| {
             for c in &counters {
-                ids.push(session.alloc(c.index(), None).unwrap().0);
+                ids.push(tool.handle_alloc(s, c.index(), None).unwrap().0);
             }
         });
         rows.push((
@@ -273,7 +275,7 @@ fn main() {
         ));
         let (bytes, _) = net(|| {
             for w in &wms {
-                ids.push(session.alloc(w.index(), None).unwrap().0);
+                ids.push(tool.handle_alloc(s, w.index(), None).unwrap().0);
             }
         });
         rows.push((

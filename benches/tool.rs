@@ -1,13 +1,13 @@
 //! Tool-side costs (`cargo bench --bench tool`):
 //!
-//! - `read_one/<threads>`: `Session::read_u64` of one started COUNTER
-//!   handle when 1, 2, 8 or 32 threads are registered (each updated the
+//! - `read_one/<threads>`: `Tool::read` of element 0 of one started
+//!   COUNTER handle when 1, 2, 8 or 32 threads are registered (each updated the
 //!   counter, then parks until the case ends): the merge is O(threads);
 //! - `read_all/<n>`: reading every one of 10, 1,000 and 10,000 started
 //!   handles (one per counter) in one session; per iteration = all `n`
 //!   (divide for per handle);
-//! - `handle/alloc_free`: `Session::alloc` + `Session::free` of a COUNTER
-//!   handle; `handle/alloc_free_watermark` the same for a HIGHWATERMARK
+//! - `handle/alloc_free`: `Tool::handle_alloc` + `Tool::handle_free` of a
+//!   COUNTER handle; `handle/alloc_free_watermark` the same for a HIGHWATERMARK
 //!   (which also subscribes);
 //! - `session/create_free`: `Registry::session` + drop (session free);
 //! - `cvar_read/*`: a component reading a control variable on its hot
@@ -40,9 +40,15 @@ fn read_one(c: &mut Criterion) {
             handle: h,
             parked,
         } = read_setup(n);
-        let reg = session.registry();
-        assert_eq!(reg.thread_records(), n, "one record per parked thread");
-        assert_eq!(session.read_u64(h).unwrap(), n as u64);
+        let reg = &session.reg;
+        assert_eq!(
+            reg.pvars().thread_records(),
+            n,
+            "one record per parked thread"
+        );
+        let mut v = [0u64];
+        reg.tool().read(session.id, h, 0, &mut v).unwrap();
+        assert_eq!(v[0], n as u64);
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter_custom(|iters| common::read_handle(&session, h, iters))
         });
@@ -57,11 +63,12 @@ fn read_all(c: &mut Criterion) {
     for n in READ_ALL {
         let reg = pvar::Registry::new();
         let session = reg.session().unwrap();
+        let (tool, s) = (session.tool(), session.id());
         let handles: Vec<_> = (0..n)
             .map(|k| {
                 let c = reg.counter(&format!("c{k}")).register().unwrap();
                 c.inc();
-                session.alloc(c.index(), None).unwrap().0
+                tool.handle_alloc(s, c.index(), None).unwrap().0
             })
             .collect();
         session.start_all().unwrap();
@@ -69,8 +76,10 @@ fn read_all(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 timed(iters, || {
                     let mut sum = 0u64;
+                    let mut v = [0u64];
                     for &h in &handles {
-                        sum = sum.wrapping_add(session.read_u64(h).unwrap());
+                        tool.read(s, h, 0, &mut v).unwrap();
+                        sum = sum.wrapping_add(v[0]);
                     }
                     black_box(sum);
                 })
@@ -88,19 +97,22 @@ fn alloc_free(c: &mut Criterion) {
     let wm = reg.high_watermark::<u64>("depth").register().unwrap();
     counter.inc();
     let session = reg.session().unwrap();
+    let (tool, s) = (session.tool(), session.id());
     group.bench_function("alloc_free", |b| {
         b.iter_custom(|iters| {
             timed(iters, || {
-                let (h, _) = session.alloc(black_box(counter.index()), None).unwrap();
-                session.free(h).unwrap();
+                let (h, _) = tool
+                    .handle_alloc(s, black_box(counter.index()), None)
+                    .unwrap();
+                tool.handle_free(s, h).unwrap();
             })
         })
     });
     group.bench_function("alloc_free_watermark", |b| {
         b.iter_custom(|iters| {
             timed(iters, || {
-                let (h, _) = session.alloc(black_box(wm.index()), None).unwrap();
-                session.free(h).unwrap();
+                let (h, _) = tool.handle_alloc(s, black_box(wm.index()), None).unwrap();
+                tool.handle_free(s, h).unwrap();
             })
         })
     });

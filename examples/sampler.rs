@@ -66,7 +66,10 @@ mod imp {
 
     fn readreset(reg: &Registry, s: SessionId, h: &AtomicU64) -> u64 {
         let mut v = [0u64; 1];
-        match reg.readreset(s, HandleId::from_raw(h.load(Relaxed)), &mut v) {
+        match reg
+            .tool()
+            .readreset(s, HandleId::from_raw(h.load(Relaxed)), 0, &mut v)
+        {
             Ok(()) => v[0],
             Err(_) => {
                 ERRORS.fetch_add(1, Relaxed);
@@ -129,16 +132,16 @@ mod imp {
         let queue = reg.high_watermark::<u64>("queue_depth").register().unwrap();
 
         // 2. The session and handles, before the handler exists.
-        let s = reg.session_create().unwrap();
+        let s = reg.tool().session_create().unwrap();
         let handle = |index: usize, slot: &AtomicU64| {
-            let (h, _) = reg.handle_alloc(s, index, None).unwrap();
+            let (h, _) = reg.tool().handle_alloc(s, index, None).unwrap();
             slot.store(h.to_raw(), Relaxed);
         };
         handle(msgs.index(), &H_MSGS);
         handle(bytes.index(), &H_BYTES);
         handle(busy.index(), &H_BUSY);
         handle(queue.index(), &H_QUEUE);
-        reg.start_all(s).unwrap();
+        reg.tool().start_all(s).unwrap();
         SESSION.store(s.to_raw(), Relaxed);
         REG.store(reg as *const Registry as *mut Registry, Release);
 

@@ -109,8 +109,8 @@ UPDATE = [
     ("racy_global", "MPICH-style racy global `+=`", "baseline"),
     ("counter", "COUNTER `inc`", "pvar"),
     ("local_counter", "COUNTER `inc`, thread-bound handle", "pvar"),
-    ("aggregate_u64", "AGGREGATE<u64> `add`", "pvar"),
-    ("aggregate_f64", "AGGREGATE<f64> `add`", "pvar"),
+    ("aggregate_u64", "`AGGREGATE<u64>` `add`", "pvar"),
+    ("aggregate_f64", "`AGGREGATE<f64>` `add`", "pvar"),
     ("level_inc_dec", "LEVEL `inc`/`dec`", "pvar"),
     ("watermark_0h", "HIGHWATERMARK `update`, 0 handles", "pvar"),
     ("watermark_1h", "HIGHWATERMARK `update`, 1 started", "pvar"),
@@ -265,8 +265,8 @@ def main():
     tl1 = u("thread_local", 1)
     for case, label in [
         ("counter", "COUNTER `inc`"),
-        ("aggregate_u64", "AGGREGATE<u64> `add`"),
-        ("aggregate_f64", "AGGREGATE<f64> `add`"),
+        ("aggregate_u64", "`AGGREGATE<u64>` `add`"),
+        ("aggregate_f64", "`AGGREGATE<f64>` `add`"),
     ]:
         v = u(case, 1)
         r = ratio(v, tl1)
@@ -407,12 +407,12 @@ def main():
         "add. The thread-bound handle (`counter.local(0)`) has none of them and runs at the "
         "thread-local cost. The 1.0 ns line is absolute; the PRODUCT.md anchor machine's "
         "thread-local add (0.47 ns) is a little faster than this run's.\n"
-        "- **AGGREGATE<u64>, LEVEL**: the COUNTER path; the value representation is a "
+        "- **`AGGREGATE<u64>`, LEVEL**: the COUNTER path; the value representation is a "
         "constant of the handle's type (no branch). What the loops add: `add` takes its "
         "amount through `black_box` (a stack store and load per iteration, where real code "
         "has it in a register), and the LEVEL loop alternates `inc` and `dec` on `i & 1`; "
         "about 0.1–0.3 ns more here.\n"
-        "- **AGGREGATE<f64>**: a float add's latency chained through the cell — the same as a "
+        "- **`AGGREGATE<f64>`**: a float add's latency chained through the cell — the same as a "
         "plain thread-local `f64 +=` (its ratio is in the row); no f64 accumulator does it "
         "in 1 ns on this CPU.\n"
         "- **WATERMARK with started handles**: with any started handle, an update takes the "
@@ -576,7 +576,7 @@ def main():
     md.append("## Memory (benches/memory.rs)\n")
     if memory:
         md.append(
-            "Cell memory from `Registry::cell_bytes()` / `thread_records()` (records "
+            "Cell memory from `reg.pvars().cell_bytes()` / `thread_records()` (records "
             "are indexed by thread id, so the count includes the main thread, which "
             "holds no cells here); heap figures from a counting global allocator "
             "(net live bytes, amortized over the operations).\n"

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Runs the unit tests that exercise the engine's unsafe code under Miri
-# (undefined behaviour, Stacked Borrows, data races, leaks): the append-only
-# vector, per-thread cell records and chunks, the generation-checked slot
-# table, and `sync::miri_tests` (small concurrent tests of all of them and
-# of the tool path, sized for Miri).
+# (undefined behaviour, Stacked Borrows, data races, leaks): the lock-free
+# structures (`lockfree::`: append-only vector, recycler, generation-checked
+# slot table, tagged words), per-thread cell records and chunks
+# (`hot::cells::`), and `miri_tests` (small concurrent tests of all of them
+# and of the tool path, sized for Miri).
 #
 # Needs a nightly toolchain with the `miri` and `rust-src` components
 # (`rustup +nightly component add miri rust-src`). Without them it says so
 # and exits 0: Miri is a check where the toolchain allows, not a gate.
 #
 # Skipped under Miri (millions of operations; they run in the normal suite):
-# cells::tests::threads_sum_exactly_and_exited_threads_keep_counts and
-# sync::append_vec::tests::concurrent_push_and_read.
+# hot::cells::tests::threads_sum_exactly_and_exited_threads_keep_counts and
+# lockfree::append_vec::tests::concurrent_push_and_read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +31,7 @@ if [ "$(uname -m)" = x86_64 ]; then
 fi
 # Miri builds in target/miri, apart from the normal build.
 cargo +nightly miri test --lib -- \
-    sync:: cells:: tool::slots \
+    lockfree:: hot::cells:: miri_tests \
     --skip threads_sum_exactly_and_exited_threads_keep_counts \
     --skip concurrent_push_and_read \
     "$@"

@@ -12,7 +12,9 @@
 //! use pvar::Registry;
 //!
 //! let reg = Registry::new();
-//! let sent = reg.counter("msgs_sent").description("messages sent").register().unwrap();
+//! let sent = reg.counter("msgs_sent").description("messages sent").register()?;
+//!
+//! // Component side: any thread, no lock, exact totals.
 //! let threads: Vec<_> = (0..4)
 //!     .map(|_| {
 //!         let sent = sent.clone();
@@ -20,63 +22,126 @@
 //!     })
 //!     .collect();
 //! threads.into_iter().for_each(|t| t.join().unwrap());
-//! assert_eq!(sent.get(), 4000); // exact, across threads
+//! assert_eq!(sent.get(), 4000);
+//!
+//! // Tool side: a session, a handle that counts from its start.
+//! let session = reg.session()?;
+//! let h = session.handle(sent.index())?.typed::<u64>()?;
+//! h.start()?;
+//! sent.add(5);
+//! assert_eq!(h.read()?, 5);
+//! # Ok::<(), pvar::Error>(())
 //! ```
 //!
-//! Layout of the crate:
+//! ## How it works
 //!
-//! - [`registry`](Registry): indices, metadata ([`PvarInfo`]), registration rules;
-//! - `cells`: per-thread sharded cells, the hot storage;
-//! - [`component`]: the typed handles components update, one per class;
-//! - `storage`: how each class keeps its values (sums, shared values,
-//!   watermarks with subscriber lists, callbacks);
-//! - [`clock`]: the calibrated timer clock;
-//! - `sync`: the one place that picks `std` or `loom` primitives.
+//! **Updates touch only the calling thread's memory.** Every summed
+//! variable element (COUNTER, AGGREGATE, TIMER, LEVEL) has one 8-byte cell
+//! in every thread's *record* of the registry's cell space; records are
+//! cache-line isolated chunks that never move. An update finds the thread's
+//! record through a one-entry thread-local cache, then does a relaxed load
+//! and a relaxed store of its own cell: no lock, no read-modify-write, no
+//! shared cache line. Thread ids (and with them records) are reused after a
+//! thread exits, so counts of exited threads are kept.
 //!
-//! See `docs/design.md` for the storage layout and why updates need no lock
-//! and no read-modify-write.
+//! **Reads merge.** A read sums the element's cell over every thread's
+//! record; each cell has one writer and moves only forward, so successive
+//! sums never go backwards. Shared classes (STATE, SIZE, PERCENTAGE,
+//! GENERIC) are one atomic per element; watermarks keep the level and each
+//! started handle's mark, pushed by the updater only when the value passes
+//! it.
+//!
+//! **Handles keep their own state.** A tool handle never writes the hot
+//! cells. A SUM handle keeps `accum − offset` per element in a 128-bit word
+//! next to its run tag, so start, stop, reset and readreset are each one
+//! compare-and-swap against one merged read: nothing is lost or counted
+//! twice between a read and its reset, and sessions never see each other.
+//! A stopped handle is frozen. All of this is atomics only, so sampling
+//! tools may call it from signal handlers; keys are generation-checked
+//! slots, so a stale or foreign key is an error code, never undefined
+//! behaviour.
+//!
+//! ## The floors
+//!
+//! Each module imports only from the floors below it (checked by
+//! `tests/layering.rs`):
+//!
+//! 1. `sync` — the one switch between `std` and loom primitives;
+//! 2. `lockfree` — the structures: append vector, recycler, the slot table
+//!    behind every tool key, tagged words, striped counters, the variable
+//!    table shape;
+//! 3. `vocabulary` — the MPI_T vocabulary: [`PvarClass`], [`Datatype`],
+//!    [`Error`], [`Enumeration`], [`PvarInfo`], [`CvarInfo`];
+//! 4. `category` — the category tree ([`Categories`]); `hot` — per-thread
+//!    cells (a safe cell range is their only face), storage per class, the
+//!    [`Clock`];
+//! 5. `pvar` — the performance-variable table ([`Pvars`]) and the
+//!    component handles ([`Counter`], [`Timer`], …); `cvar` — control
+//!    variables ([`Cvars`], [`Cvar`], [`cvar!`]);
+//! 6. `tool` — sessions and handles: typed ([`Session`]) and keyed
+//!    ([`Tool`]);
+//! 7. `registry` — [`Registry`], the composition root;
+//! 8. `process` — [`global`], MPI_T init/finalize, the engine's own
+//!    variables;
+//! 9. `ffi` — the C interface (`libpvar`, `include/mpi_t.h`,
+//!    `include/pvar.h`); the `pvar` CLI is a separate binary on top.
+//!
+//! ## Guides
+//!
+//! `docs/` holds the guides, rendered here too: [`guides::component`]
+//! (declaring and updating variables), [`guides::tool`] (sessions and
+//! handles, the class × storage table), [`guides::signal_safety`] (what a
+//! handler may call), [`guides::design`] (storage layout, protocols),
+//! [`guides::c_interface`] and [`guides::benchmarks`]. Examples:
+//! `examples/quickstart.rs` and `examples/sampler.rs`.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
-mod callback;
 mod category;
-mod cells;
-pub mod clock;
-pub mod component;
 pub mod cvar;
-mod enums;
-mod error;
 #[cfg(not(loom))]
 mod ffi;
-mod kinds;
+pub mod guides;
+mod hot;
+mod lockfree;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_api;
-pub mod mpit;
-pub mod observe;
+#[cfg(all(test, not(loom)))]
+mod miri_tests;
+pub mod process;
+mod pvar;
 mod registry;
-mod storage;
 mod sync;
 mod tool;
+mod vocabulary;
 
-pub use callback::{Callbacks, Notify};
 pub use category::{Categories, CategoryInfo};
-pub use clock::Clock;
-pub use component::{
-    Aggregate, Bound, CallbackVar, Counter, Generic, HighWatermark, Level, LocalCounter,
-    LowWatermark, Percentage, PvarBuilder, Size, State, Timer, TimerGuard,
+pub use cvar::{BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarType, CvarValue, Cvars, StaticCvar};
+pub use hot::clock::{Clock, MockTime};
+pub use process::global;
+pub use pvar::{
+    Aggregate, Bound, CallbackVar, ComponentHandle, Counter, Generic, HighWatermark, Level,
+    LocalCounter, LowWatermark, Percentage, PvarBuilder, Pvars, Size, State, Timer, TimerGuard,
 };
-pub use cvar::{
-    BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarInfo, CvarType, CvarValue, StaticCvar,
+pub use registry::Registry;
+pub use tool::{
+    Handle, HandleId, HandleInfo, Session, SessionId, Tool, ToolStats, TypedHandle, Values,
 };
-pub use enums::{EnumItem, Enumeration};
-pub use error::{Error, ErrorCode, Result};
-pub use kinds::{BindKind, Datatype, ObjectRef, PvarClass, Scope, Verbosity};
-pub use registry::{ElementCount, PvarInfo, Registry, global};
-pub use tool::{HandleId, Session, SessionId, ToolStats, decode_values, encode_values};
+pub use vocabulary::callback::{Callbacks, Notify};
+pub use vocabulary::datatype::{Datatype, Magnitude, Value};
+pub use vocabulary::enumeration::{EnumItem, Enumeration, Enumerations};
+pub use vocabulary::error::{Error, ErrorCode, Reason, Result};
+pub use vocabulary::kinds::{
+    BindKind, ObjectRef, PvarClass, Scope, THREAD_FUNNELED, THREAD_MULTIPLE, THREAD_SERIALIZED,
+    THREAD_SINGLE, Verbosity,
+};
+pub use vocabulary::{CvarInfo, ElementCount, PvarInfo};
 
 /// Number of threads currently registered with the engine (holding a
-/// per-thread id), across all registries.
+/// per-thread id), across all registries. Async-signal-safe.
 pub fn live_threads() -> u32 {
-    cells::live_threads()
+    hot::cells::live_threads()
 }

@@ -5,8 +5,8 @@
 //! the normal build runs, which under `--cfg loom` is built on loom's
 //! atomics, mutexes, cells and thread-locals (see `sync`). The tool-side
 //! protocols (sessions, handles and their run words, watermark
-//! subscriptions, readreset, free) are driven through the public
-//! [`Registry`](crate::Registry) API instead.
+//! subscriptions, readreset, free) are driven through the public keyed
+//! tool API ([`Registry::tool`](crate::Registry::tool)) instead.
 //!
 //! Rule for models: a model's main thread must not update a sharded
 //! variable (it would take a thread id, whose exit guard runs after loom has
@@ -14,61 +14,111 @@
 
 #![allow(missing_docs, clippy::new_without_default)]
 
-use crate::cells::{self, CellSpace};
+use crate::hot::cells::{CellRange, CellSpace, thread_id};
+use crate::sync::{Arc, AtomicU64, unmodelled};
 
-/// A registry's per-thread cell space.
-pub struct Cells(CellSpace);
+/// Ranges one [`Cells`] can hand out (models take one or two).
+const MAX_RANGES: usize = 8;
 
-/// One cell address (the same in every thread's record).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CellSlot(cells::Slot);
+/// A registry's per-thread cell space, with the ranges reserved in it (as
+/// the variables of a registry hold theirs).
+pub struct Cells {
+    space: Arc<CellSpace>,
+    /// The ranges handed out, by [`CellSlot`] number. Kept here so that a
+    /// slot is a plain `Copy` number, and using it clones no (modelled)
+    /// `Arc`; `std` (unmodelled) cells: only the models' bookkeeping.
+    ranges: [unmodelled::OnceLock<CellRange>; MAX_RANGES],
+    next: unmodelled::AtomicUsize,
+}
+
+/// One cell of a range reserved in a [`Cells`]: the same cell in every
+/// thread's record.
+#[derive(Clone, Copy, Debug)]
+pub struct CellSlot {
+    range: usize,
+    i: usize,
+}
 
 impl Cells {
     pub fn new() -> Self {
-        Self(CellSpace::new())
+        Self {
+            space: Arc::new(CellSpace::new()),
+            ranges: Default::default(),
+            next: unmodelled::AtomicUsize::new(0),
+        }
     }
     /// Reserves one cell.
     pub fn alloc(&self) -> CellSlot {
-        CellSlot(self.0.alloc(1).expect("cell space"))
+        self.alloc_n(1)
     }
-    /// Reserves `len` consecutive cells; `slot.at(i)` names cell `i`.
+    /// Reserves `len` consecutive cells (a range given back earlier with
+    /// the same length first); `slot.at(i)` names cell `i`.
     pub fn alloc_n(&self, len: usize) -> CellSlot {
-        CellSlot(self.0.alloc(len).expect("cell space"))
+        let range = CellRange::new_in(&self.space, len, 0).expect("cell space");
+        let n = self
+            .next
+            .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        assert!(n < MAX_RANGES, "loom_api::Cells holds {MAX_RANGES} ranges");
+        if self.ranges[n].set(range).is_err() {
+            unreachable!("range number {n} handed out twice");
+        }
+        CellSlot { range: n, i: 0 }
     }
-    /// Gives `len` cells at `slot` back, zeroing them in every record (the
-    /// caller guarantees nobody updates them any more).
-    pub fn release(&self, slot: CellSlot, len: usize) {
-        self.0.release(slot.0, len)
+    fn range(&self, slot: CellSlot) -> &CellRange {
+        self.ranges[slot.range].get().expect("a slot of this Cells")
+    }
+    /// Gives the range of `slot` back, zeroing its cells in every record
+    /// (the caller guarantees nobody updates them any more).
+    pub fn release(&self, slot: CellSlot) {
+        assert_eq!(slot.i, 0, "release a range by its first cell");
+        self.range(slot).release(0)
     }
     /// The owning thread's update (relaxed load + relaxed store).
     pub fn add(&self, slot: CellSlot, n: u64) {
-        self.0.update(slot.0, |v| v.wrapping_add(n));
+        self.range(slot).update(slot.i, |v| v.wrapping_add(n));
     }
     /// Merged read over every thread's record and the orphan record.
     pub fn sum(&self, slot: CellSlot) -> u64 {
-        self.0.sum(slot.0)
+        self.range(slot).sum(slot.i)
     }
     /// The calling thread's own cell value.
     pub fn load_local(&self, slot: CellSlot) -> u64 {
-        self.0.load_local(slot.0)
+        self.range(slot).load_local(slot.i)
+    }
+    /// Whether `a` and `b` name the same cell: the same cell of the calling
+    /// thread's record, which must be cached (the thread's last update was
+    /// to this space) and hold `a`'s chunk. Allocates nothing, writes
+    /// nothing: also for a released range.
+    pub fn same_cell(&self, a: CellSlot, b: CellSlot) -> bool {
+        let cell = |s: CellSlot| {
+            self.range(s)
+                .cached_local_cell(s.i)
+                .map(|c| c as *const AtomicU64)
+        };
+        let pa = cell(a).expect("the calling thread's cell of `a`");
+        cell(b) == Some(pa)
     }
     pub fn thread_records(&self) -> usize {
-        self.0.thread_records()
+        self.space.thread_records()
     }
     pub fn prepare_thread(&self) {
-        self.0.prepare_thread()
+        self.space.prepare_thread()
     }
 }
 
 impl CellSlot {
+    /// Cell `i` of the range, counted from this cell.
     pub fn at(self, i: usize) -> CellSlot {
-        CellSlot(self.0.at(i))
+        CellSlot {
+            range: self.range,
+            i: self.i + i,
+        }
     }
 }
 
 /// The calling thread's raw pvar thread id (0 = none yet).
 pub fn thread_id() -> u32 {
-    cells::thread_id::current_raw()
+    thread_id::current_raw()
 }
 
 /// Runs the calling thread's exit guard now, as thread exit would: the id
@@ -77,20 +127,20 @@ pub fn thread_id() -> u32 {
 /// modelled thread that updated must call this last: loom runs thread-local
 /// destructors only after `join` has returned.
 pub fn thread_exit() {
-    cells::tls::run_exit_guard()
+    thread_id::run_exit_guard()
 }
 
 /// Number of thread ids held by live threads.
 pub fn live_threads() -> u32 {
-    cells::live_threads()
+    thread_id::live_threads()
 }
 
 /// The append-only vector behind the registry, records and slot tables.
-pub struct AppendVec<T>(crate::sync::append_vec::AppendVec<T>);
+pub struct AppendVec<T>(crate::lockfree::append_vec::AppendVec<T>);
 
 impl<T> AppendVec<T> {
     pub fn new() -> Self {
-        Self(crate::sync::append_vec::AppendVec::new())
+        Self(crate::lockfree::append_vec::AppendVec::new())
     }
     pub fn push(&self, v: T) -> usize {
         self.0.push(v)

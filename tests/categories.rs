@@ -11,9 +11,9 @@ fn number_info_and_index() {
     assert_eq!(cats.len(), 0);
     assert!(cats.is_empty());
     let comm = cats.define("comm", "communication").unwrap();
-    let mem = reg.define_category("memory", "").unwrap();
+    let mem = reg.categories().define("memory", "").unwrap();
     assert_eq!((comm, mem), (0, 1));
-    assert_eq!(reg.num_categories(), 2);
+    assert_eq!(reg.categories().len(), 2);
     let info = cats.info(comm).unwrap();
     assert_eq!(info.name, "comm");
     assert_eq!(info.description, "communication");
@@ -37,7 +37,7 @@ fn number_info_and_index() {
 #[test]
 fn members_are_listed_in_order_and_never_reordered() {
     let reg = Registry::new();
-    let c = reg.define_category("comm", "").unwrap();
+    let c = reg.categories().define("comm", "").unwrap();
     let p0 = reg.counter("sent").category("comm").register().unwrap();
     let _p1 = reg.counter("other").register().unwrap();
     let _p2 = reg.counter("recv").category("comm").register().unwrap();
@@ -56,7 +56,7 @@ fn members_are_listed_in_order_and_never_reordered() {
 #[test]
 fn first_len_entries_rule() {
     let reg = Registry::new();
-    let c = reg.define_category("many", "").unwrap();
+    let c = reg.categories().define("many", "").unwrap();
     for k in 0..5 {
         reg.counter(&format!("c{k}"))
             .category("many")
@@ -79,8 +79,8 @@ fn first_len_entries_rule() {
     // len zero: nothing written.
     assert_eq!(cats.pvars_into(c, &mut []).unwrap(), 0);
     // Sub-categories follow the same rule.
-    reg.define_category("child_a", "").unwrap();
-    reg.define_category("child_b", "").unwrap();
+    reg.categories().define("child_a", "").unwrap();
+    reg.categories().define("child_b", "").unwrap();
     cats.add_subcategory("many", "child_a").unwrap();
     cats.add_subcategory("many", "child_b").unwrap();
     let mut out = [-7i32; 1];
@@ -177,19 +177,19 @@ fn undefined_categories_are_reported_until_defined() {
     let reg = Registry::new();
     reg.counter("a").category("ghost").register().unwrap();
     reg.cvar::<u64>("b").category("phantom").register().unwrap();
-    assert_eq!(reg.undefined_categories(), vec!["ghost", "phantom"]);
-    let g = reg.define_category("ghost", "").unwrap();
-    assert_eq!(reg.undefined_categories(), vec!["phantom"]);
+    assert_eq!(reg.categories().undefined(), vec!["ghost", "phantom"]);
+    let g = reg.categories().define("ghost", "").unwrap();
+    assert_eq!(reg.categories().undefined(), vec!["phantom"]);
     assert_eq!(reg.categories().pvars(g).unwrap(), vec![0]);
-    let p = reg.define_category("phantom", "").unwrap();
-    assert!(reg.undefined_categories().is_empty());
+    let p = reg.categories().define("phantom", "").unwrap();
+    assert!(reg.categories().undefined().is_empty());
     assert_eq!(reg.categories().cvars(p).unwrap(), vec![0]);
 }
 
 #[test]
 fn concurrent_additions_and_reads() {
     let reg = Registry::new();
-    let c = reg.define_category("busy", "").unwrap();
+    let c = reg.categories().define("busy", "").unwrap();
     let writers: Vec<_> = (0..4)
         .map(|t| {
             let reg = reg.clone();

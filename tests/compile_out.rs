@@ -18,7 +18,7 @@ fn updates_compile_to_nothing() {
     assert_eq!(a.get(), 0.0);
     assert_eq!(l.get(), 0);
     assert_eq!(s.get(), 0);
-    assert_eq!(reg.num_pvars(), 4);
+    assert_eq!(reg.pvars().len(), 4);
 }
 
 #[cfg(not(feature = "compile-out"))]

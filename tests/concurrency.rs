@@ -110,7 +110,7 @@ fn exited_threads_keep_their_counts_and_records_are_reused() {
     // 400 threads came and went; their ids (and so their records) were
     // reused. Thread ids are process-wide, so other tests' threads running
     // at the same time can take some: the bound is loose, but far below 400.
-    let records = reg.thread_records();
+    let records = reg.pvars().thread_records();
     assert!(
         records <= 64,
         "{records} records for 400 short-lived threads"
@@ -229,11 +229,12 @@ fn registration_races_with_updates_and_reads() {
             let mut last = 0;
             while !done.load(Ordering::Acquire) {
                 passes.fetch_add(1, Ordering::Release);
-                let n = reg.num_pvars();
+                let n = reg.pvars().len();
                 assert!(n >= last, "num_pvars went from {last} to {n}");
                 for i in 0..n {
                     let info = reg
-                        .pvar_info(i)
+                        .pvars()
+                        .info(i)
                         .expect("every index below num_pvars exists");
                     assert!(!info.name.is_empty());
                 }
@@ -255,7 +256,7 @@ fn registration_races_with_updates_and_reads() {
     );
 
     let n = 1 + REGISTRARS * PER_REGISTRAR;
-    assert_eq!(reg.num_pvars(), n);
+    assert_eq!(reg.pvars().len(), n);
     let indices: HashSet<usize> = all.iter().map(|(_, i, _)| *i).collect();
     assert_eq!(indices.len(), n - 1, "no index handed out twice");
     assert!(
@@ -268,8 +269,8 @@ fn registration_races_with_updates_and_reads() {
             1 => PvarClass::State,
             _ => PvarClass::HighWatermark,
         };
-        assert_eq!(reg.pvar_index(name, class), Ok(*index), "{name}");
-        assert_eq!(&reg.pvar_info(*index).unwrap().name, name);
+        assert_eq!(reg.pvars().index(name, class), Ok(*index), "{name}");
+        assert_eq!(&reg.pvars().info(*index).unwrap().name, name);
         if class == PvarClass::Counter {
             let c = reg.counter(name).register().unwrap();
             assert_eq!(c.get(), *j as u64, "{name}");
@@ -390,5 +391,5 @@ fn bound_instances_created_and_dropped_while_updating() {
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(reg.instances(b.index()).unwrap(), Vec::<u64>::new());
+    assert_eq!(reg.pvars().instances(b.index()).unwrap(), Vec::<u64>::new());
 }

@@ -17,7 +17,7 @@ fn set_env(name: &str, value: &str) {
 #[test]
 fn number_info_and_index() {
     let reg = Registry::new();
-    assert_eq!(reg.num_cvars(), 0);
+    assert_eq!(reg.cvars().len(), 0);
     let a = reg
         .cvar::<u64>("eager_limit")
         .default(65536)
@@ -28,24 +28,24 @@ fn number_info_and_index() {
         .register()
         .unwrap();
     let b = reg.cvar::<f64>("backoff").default(0.5).register().unwrap();
-    assert_eq!(reg.num_cvars(), 2);
+    assert_eq!(reg.cvars().len(), 2);
     assert_eq!(a.index(), Some(0));
     assert_eq!(b.index(), Some(1));
-    let info = reg.cvar_info(0).unwrap();
+    let info = reg.cvars().info(0).unwrap();
     assert_eq!(info.name, "eager_limit");
     assert_eq!(info.datatype, Datatype::UnsignedLongLong);
     assert_eq!(info.verbosity, Verbosity::TunerBasic);
     assert_eq!(info.scope, Scope::AllEq);
     assert_eq!(info.bind, BindKind::NoObject);
     assert_eq!(info.description, "eager threshold");
-    assert_eq!(reg.cvar_info(1).unwrap().datatype, Datatype::Double);
-    assert_eq!(reg.cvar_index("backoff").unwrap(), 1);
+    assert_eq!(reg.cvars().info(1).unwrap().datatype, Datatype::Double);
+    assert_eq!(reg.cvars().index("backoff").unwrap(), 1);
     assert_eq!(
-        reg.cvar_index("nope").unwrap_err().code(),
+        reg.cvars().index("nope").unwrap_err().code(),
         ErrorCode::InvalidName
     );
     assert_eq!(
-        reg.cvar_info(2).unwrap_err().code(),
+        reg.cvars().info(2).unwrap_err().code(),
         ErrorCode::InvalidIndex
     );
     assert_eq!(a.get(), 65536);
@@ -72,7 +72,9 @@ fn every_datatype_reads_and_writes_through_handles() {
         .capacity(16)
         .register()
         .unwrap();
-    let types: Vec<Datatype> = (0..7).map(|k| reg.cvar_info(k).unwrap().datatype).collect();
+    let types: Vec<Datatype> = (0..7)
+        .map(|k| reg.cvars().info(k).unwrap().datatype)
+        .collect();
     assert_eq!(
         types,
         [
@@ -86,71 +88,80 @@ fn every_datatype_reads_and_writes_through_handles() {
         ]
     );
 
-    let h = |k| reg.cvar_handle_alloc(k, None).unwrap();
+    let h = |k| reg.cvars().handle_alloc(k, None).unwrap();
     let mut buf = [0u8; 16];
 
     let (hi, n) = h(0);
     assert_eq!(n, 1);
-    reg.cvar_read(hi, &mut buf).unwrap();
+    reg.cvars().read(hi, &mut buf).unwrap();
     assert_eq!(i32::from_ne_bytes(buf[..4].try_into().unwrap()), -3);
-    reg.cvar_write(hi, &(-42i32).to_ne_bytes()).unwrap();
+    reg.cvars().write(hi, &(-42i32).to_ne_bytes()).unwrap();
     assert_eq!(i.get(), -42);
 
     let (hu, _) = h(1);
-    reg.cvar_write(hu, &4_000_000_000u32.to_ne_bytes()).unwrap();
+    reg.cvars()
+        .write(hu, &4_000_000_000u32.to_ne_bytes())
+        .unwrap();
     assert_eq!(u.get(), 4_000_000_000);
 
     let (hul, _) = h(2);
-    reg.cvar_read(hul, &mut buf).unwrap();
+    reg.cvars().read(hul, &mut buf).unwrap();
     assert_eq!(u64::from_ne_bytes(buf[..8].try_into().unwrap()), 8);
-    reg.cvar_write(hul, &u64::MAX.to_ne_bytes()).unwrap();
+    reg.cvars().write(hul, &u64::MAX.to_ne_bytes()).unwrap();
     assert_eq!(ul.get(), u64::MAX);
 
     let (hull, _) = h(3);
-    reg.cvar_write_value(hull, &CvarValue::Unsigned(11))
+    reg.cvars()
+        .write_value(hull, &CvarValue::Unsigned(11))
         .unwrap();
     assert_eq!(ull.get(), 11);
-    assert_eq!(reg.cvar_read_value(hull).unwrap(), CvarValue::Unsigned(11));
+    assert_eq!(
+        reg.cvars().read_value(hull).unwrap(),
+        CvarValue::Unsigned(11)
+    );
 
     let (hc, _) = h(4);
-    reg.cvar_read(hc, &mut buf).unwrap();
+    reg.cvars().read(hc, &mut buf).unwrap();
     assert_eq!(i64::from_ne_bytes(buf[..8].try_into().unwrap()), -10);
-    reg.cvar_write(hc, &i64::MIN.to_ne_bytes()).unwrap();
+    reg.cvars().write(hc, &i64::MIN.to_ne_bytes()).unwrap();
     assert_eq!(c.get(), i64::MIN);
 
     let (hd, _) = h(5);
-    reg.cvar_write(hd, &2.5f64.to_ne_bytes()).unwrap();
+    reg.cvars().write(hd, &2.5f64.to_ne_bytes()).unwrap();
     assert_eq!(d.get(), 2.5);
-    reg.cvar_read(hd, &mut buf).unwrap();
+    reg.cvars().read(hd, &mut buf).unwrap();
     assert_eq!(f64::from_ne_bytes(buf[..8].try_into().unwrap()), 2.5);
 
     // MPI_CHAR: the count covers the terminating NUL.
     let (hs, n) = h(6);
     assert_eq!(n, 16);
-    assert_eq!(reg.cvar_handle_info(hs).unwrap(), (6, Datatype::Char, 16));
     assert_eq!(
-        reg.cvar_handle_info(hul).unwrap(),
+        reg.cvars().handle_info(hs).unwrap(),
+        (6, Datatype::Char, 16)
+    );
+    assert_eq!(
+        reg.cvars().handle_info(hul).unwrap(),
         (2, Datatype::UnsignedLong, 1)
     );
     let mut sbuf = [0xffu8; 16];
-    reg.cvar_read(hs, &mut sbuf).unwrap();
+    reg.cvars().read(hs, &mut sbuf).unwrap();
     assert_eq!(&sbuf[..6], b"hello\0");
-    reg.cvar_write(hs, b"world!\0garbage").unwrap();
+    reg.cvars().write(hs, b"world!\0garbage").unwrap();
     assert_eq!(s.get(), "world!");
     // 15 bytes + NUL fit, 16 do not.
-    reg.cvar_write(hs, &[b'x'; 15]).unwrap();
+    reg.cvars().write(hs, &[b'x'; 15]).unwrap();
     assert_eq!(s.get().len(), 15);
     assert_eq!(
-        reg.cvar_write(hs, &[b'y'; 16]).unwrap_err().code(),
+        reg.cvars().write(hs, &[b'y'; 16]).unwrap_err().code(),
         ErrorCode::Invalid
     );
     // A too-small read buffer is refused.
     assert_eq!(
-        reg.cvar_read(hs, &mut [0u8; 4]).unwrap_err().code(),
+        reg.cvars().read(hs, &mut [0u8; 4]).unwrap_err().code(),
         ErrorCode::Invalid
     );
     assert_eq!(
-        reg.cvar_read(hi, &mut [0u8; 2]).unwrap_err().code(),
+        reg.cvars().read(hi, &mut [0u8; 2]).unwrap_err().code(),
         ErrorCode::Invalid
     );
 }
@@ -164,8 +175,9 @@ fn string_reads_see_every_write_and_old_values_stay_valid() {
         .register()
         .unwrap();
     let before = s.get();
-    let (h, _) = reg.cvar_handle_alloc(0, None).unwrap();
-    reg.cvar_write_value(h, &CvarValue::Text("/var".into()))
+    let (h, _) = reg.cvars().handle_alloc(0, None).unwrap();
+    reg.cvars()
+        .write_value(h, &CvarValue::Text("/var".into()))
         .unwrap();
     assert_eq!(s.get(), "/var");
     assert_eq!(before, "/tmp"); // the old version is never freed under a reader
@@ -179,19 +191,19 @@ fn range_and_type_checks_on_typed_writes() {
     let reg = Registry::new();
     reg.cvar::<u32>("u").register().unwrap();
     reg.cvar::<i32>("i").register().unwrap();
-    let (hu, _) = reg.cvar_handle_alloc(0, None).unwrap();
-    let (hi, _) = reg.cvar_handle_alloc(1, None).unwrap();
+    let (hu, _) = reg.cvars().handle_alloc(0, None).unwrap();
+    let (hi, _) = reg.cvars().handle_alloc(1, None).unwrap();
     let err = |r: pvar::Result<()>| r.unwrap_err().code();
     assert_eq!(
-        err(reg.cvar_write_value(hu, &CvarValue::Unsigned(1 << 32))),
+        err(reg.cvars().write_value(hu, &CvarValue::Unsigned(1 << 32))),
         ErrorCode::Invalid
     );
     assert_eq!(
-        err(reg.cvar_write_value(hu, &CvarValue::Double(1.0))),
+        err(reg.cvars().write_value(hu, &CvarValue::Double(1.0))),
         ErrorCode::Invalid
     );
     assert_eq!(
-        err(reg.cvar_write_value(hi, &CvarValue::Signed(i64::MAX))),
+        err(reg.cvars().write_value(hi, &CvarValue::Signed(i64::MAX))),
         ErrorCode::Invalid
     );
 }
@@ -206,15 +218,15 @@ fn constant_and_readonly_scopes_refuse_writes_with_set_never() {
             .unwrap();
     }
     for (k, scope) in Scope::ALL.iter().enumerate() {
-        let (h, _) = reg.cvar_handle_alloc(k, None).unwrap();
-        let r = reg.cvar_write(h, &5u64.to_ne_bytes());
+        let (h, _) = reg.cvars().handle_alloc(k, None).unwrap();
+        let r = reg.cvars().write(h, &5u64.to_ne_bytes());
         if scope.is_read_only() {
             assert_eq!(r.unwrap_err().code(), ErrorCode::CvarSetNever, "{scope}");
         } else {
             r.unwrap();
         }
         // Reads always work.
-        reg.cvar_read(h, &mut [0u8; 8]).unwrap();
+        reg.cvars().read(h, &mut [0u8; 8]).unwrap();
     }
 }
 
@@ -227,24 +239,27 @@ fn readonly_variables_can_still_change_from_the_component() {
         .register()
         .unwrap();
     v.set(99);
-    let (h, _) = reg.cvar_handle_alloc(0, None).unwrap();
-    assert_eq!(reg.cvar_read_value(h).unwrap(), CvarValue::Unsigned(99));
+    let (h, _) = reg.cvars().handle_alloc(0, None).unwrap();
+    assert_eq!(reg.cvars().read_value(h).unwrap(), CvarValue::Unsigned(99));
 }
 
 #[test]
 fn frozen_variables_refuse_writes_with_set_not_now_until_unfrozen() {
     let reg = Registry::new();
     let v = reg.cvar::<u64>("startup_only").register().unwrap();
-    let (h, _) = reg.cvar_handle_alloc(0, None).unwrap();
+    let (h, _) = reg.cvars().handle_alloc(0, None).unwrap();
     v.freeze();
     assert!(v.is_frozen());
     assert_eq!(
-        reg.cvar_write(h, &1u64.to_ne_bytes()).unwrap_err().code(),
+        reg.cvars()
+            .write(h, &1u64.to_ne_bytes())
+            .unwrap_err()
+            .code(),
         ErrorCode::CvarSetNotNow
     );
     assert_eq!(v.get(), 0);
     v.unfreeze();
-    reg.cvar_write(h, &1u64.to_ne_bytes()).unwrap();
+    reg.cvars().write(h, &1u64.to_ne_bytes()).unwrap();
     assert_eq!(v.get(), 1);
 }
 
@@ -252,32 +267,35 @@ fn frozen_variables_refuse_writes_with_set_not_now_until_unfrozen() {
 fn freed_and_forged_handles_give_invalid_handle() {
     let reg = Registry::new();
     reg.cvar::<u64>("x").register().unwrap();
-    let (h, _) = reg.cvar_handle_alloc(0, None).unwrap();
-    assert_eq!(reg.cvar_handles_in_use(), 1);
-    reg.cvar_handle_free(h).unwrap();
-    assert_eq!(reg.cvar_handles_in_use(), 0);
+    let (h, _) = reg.cvars().handle_alloc(0, None).unwrap();
+    assert_eq!(reg.cvars().handles_in_use(), 1);
+    reg.cvars().handle_free(h).unwrap();
+    assert_eq!(reg.cvars().handles_in_use(), 0);
     assert_eq!(
-        reg.cvar_handle_info(h).unwrap_err().code(),
+        reg.cvars().handle_info(h).unwrap_err().code(),
         ErrorCode::InvalidHandle
     );
     let code = |r: pvar::Result<()>| r.unwrap_err().code();
     assert_eq!(
-        code(reg.cvar_read(h, &mut [0; 8])),
+        code(reg.cvars().read(h, &mut [0; 8])),
         ErrorCode::InvalidHandle
     );
-    assert_eq!(code(reg.cvar_write(h, &[0; 8])), ErrorCode::InvalidHandle);
-    assert_eq!(code(reg.cvar_handle_free(h)), ErrorCode::InvalidHandle);
+    assert_eq!(
+        code(reg.cvars().write(h, &[0; 8])),
+        ErrorCode::InvalidHandle
+    );
+    assert_eq!(code(reg.cvars().handle_free(h)), ErrorCode::InvalidHandle);
     // The slot is reused with a new generation: the old handle stays dead.
-    let (h2, _) = reg.cvar_handle_alloc(0, None).unwrap();
+    let (h2, _) = reg.cvars().handle_alloc(0, None).unwrap();
     assert_ne!(h, h2);
     assert_eq!(
-        code(reg.cvar_read(h, &mut [0; 8])),
+        code(reg.cvars().read(h, &mut [0; 8])),
         ErrorCode::InvalidHandle
     );
-    reg.cvar_read(h2, &mut [0; 8]).unwrap();
+    reg.cvars().read(h2, &mut [0; 8]).unwrap();
     let forged = pvar::CvarHandle::from_raw(0xdead_beef_0000_0042).unwrap();
     assert_eq!(
-        code(reg.cvar_read(forged, &mut [0; 8])),
+        code(reg.cvars().read(forged, &mut [0; 8])),
         ErrorCode::InvalidHandle
     );
     assert!(pvar::CvarHandle::from_raw(0).is_none());
@@ -285,11 +303,11 @@ fn freed_and_forged_handles_give_invalid_handle() {
     let other = Registry::new();
     other.cvar::<u64>("y").register().unwrap();
     assert_eq!(
-        code(other.cvar_read(h2, &mut [0; 8])),
+        code(other.cvars().read(h2, &mut [0; 8])),
         ErrorCode::InvalidHandle
     );
     assert_eq!(
-        reg.cvar_handle_alloc(5, None).unwrap_err().code(),
+        reg.cvars().handle_alloc(5, None).unwrap_err().code(),
         ErrorCode::InvalidIndex
     );
 }
@@ -303,41 +321,47 @@ fn bound_variables_have_a_value_per_object() {
         .default(1u32)
         .register_bound()
         .unwrap();
-    assert_eq!(reg.cvar_info(0).unwrap().bind, BindKind::Comm);
+    assert_eq!(reg.cvars().info(0).unwrap().bind, BindKind::Comm);
     let world = algo.create_instance(0x101).unwrap();
     let selfc = algo.create_instance(0x102).unwrap();
     assert!(algo.create_instance(0x101).is_err());
     assert_eq!(algo.objects(), vec![0x101, 0x102]);
     let comm = |h| Some(ObjectRef::new(BindKind::Comm, h));
-    let (hw, n) = reg.cvar_handle_alloc(0, comm(0x101)).unwrap();
+    let (hw, n) = reg.cvars().handle_alloc(0, comm(0x101)).unwrap();
     assert_eq!(n, 1);
-    reg.cvar_write(hw, &3u32.to_ne_bytes()).unwrap();
+    reg.cvars().write(hw, &3u32.to_ne_bytes()).unwrap();
     assert_eq!(world.get(), 3);
     assert_eq!(selfc.get(), 1);
     // Missing object, wrong kind, unknown object.
     let code = |r: pvar::Result<(pvar::CvarHandle, usize)>| r.unwrap_err().code();
-    assert_eq!(code(reg.cvar_handle_alloc(0, None)), ErrorCode::Invalid);
+    assert_eq!(code(reg.cvars().handle_alloc(0, None)), ErrorCode::Invalid);
     assert_eq!(
-        code(reg.cvar_handle_alloc(0, Some(ObjectRef::new(BindKind::Win, 0x101)))),
+        code(
+            reg.cvars()
+                .handle_alloc(0, Some(ObjectRef::new(BindKind::Win, 0x101)))
+        ),
         ErrorCode::Invalid
     );
     assert_eq!(
-        code(reg.cvar_handle_alloc(0, comm(0x999))),
+        code(reg.cvars().handle_alloc(0, comm(0x999))),
         ErrorCode::Invalid
     );
     // Freezing the whole variable.
     algo.freeze();
     assert_eq!(
-        reg.cvar_write(hw, &4u32.to_ne_bytes()).unwrap_err().code(),
+        reg.cvars()
+            .write(hw, &4u32.to_ne_bytes())
+            .unwrap_err()
+            .code(),
         ErrorCode::CvarSetNotNow
     );
     algo.unfreeze();
     // Dropping the instance makes its handles inactive.
     algo.drop_instance(0x101).unwrap();
-    let e = reg.cvar_read(hw, &mut [0; 4]).unwrap_err();
-    assert_eq!(e, pvar::Error::Inactive);
+    let e = reg.cvars().read(hw, &mut [0; 4]).unwrap_err();
+    assert_eq!(e, pvar::Error::inactive());
     assert_eq!(e.code(), ErrorCode::InvalidIndex);
-    reg.cvar_handle_free(hw).unwrap();
+    reg.cvars().handle_free(hw).unwrap();
     // register() refuses a bound variable, register_bound() an unbound one.
     assert!(
         reg.cvar::<u32>("b2")
@@ -362,15 +386,18 @@ fn enumerated_int_variables() {
         .default(1)
         .register()
         .unwrap();
-    let info = reg.cvar_info(0).unwrap();
+    let info = reg.cvars().info(0).unwrap();
     assert_eq!(info.enumeration.as_ref(), Some(&e));
-    let idx = reg.enum_index(&e);
-    assert_eq!(reg.enumeration(idx).unwrap(), &e);
-    let (h, _) = reg.cvar_handle_alloc(0, None).unwrap();
-    reg.cvar_write(h, &2i32.to_ne_bytes()).unwrap();
+    let idx = reg.enums().index_of(&e);
+    assert_eq!(reg.enums().get(idx).unwrap(), &e);
+    let (h, _) = reg.cvars().handle_alloc(0, None).unwrap();
+    reg.cvars().write(h, &2i32.to_ne_bytes()).unwrap();
     assert_eq!(p.get(), 2);
     assert_eq!(
-        reg.cvar_write(h, &7i32.to_ne_bytes()).unwrap_err().code(),
+        reg.cvars()
+            .write(h, &7i32.to_ne_bytes())
+            .unwrap_err()
+            .code(),
         ErrorCode::Invalid
     );
     // Enumerations only on i32; the default must be an item.
@@ -402,13 +429,13 @@ fn enumerated_int_variables() {
 fn bool_variables_are_ints_zero_or_one() {
     let reg = Registry::new();
     let b = reg.cvar::<bool>("flag").default(true).register().unwrap();
-    assert_eq!(reg.cvar_info(0).unwrap().datatype, Datatype::Int);
-    let (h, _) = reg.cvar_handle_alloc(0, None).unwrap();
-    reg.cvar_write(h, &0i32.to_ne_bytes()).unwrap();
+    assert_eq!(reg.cvars().info(0).unwrap().datatype, Datatype::Int);
+    let (h, _) = reg.cvars().handle_alloc(0, None).unwrap();
+    reg.cvars().write(h, &0i32.to_ne_bytes()).unwrap();
     assert!(!b.get());
-    reg.cvar_write(h, &17i32.to_ne_bytes()).unwrap();
+    reg.cvars().write(h, &17i32.to_ne_bytes()).unwrap();
     assert!(b.get());
-    assert_eq!(reg.cvar_read_value(h).unwrap(), CvarValue::Signed(1));
+    assert_eq!(reg.cvars().read_value(h).unwrap(), CvarValue::Signed(1));
 }
 
 #[test]
@@ -419,7 +446,7 @@ fn duplicate_registration_returns_the_same_variable_or_is_refused() {
     assert_eq!(a.index(), b.index());
     b.set(5);
     assert_eq!(a.get(), 5);
-    assert_eq!(reg.num_cvars(), 1);
+    assert_eq!(reg.cvars().len(), 1);
     let e = reg.cvar::<u64>("dup").default(2u64).register().unwrap_err();
     assert!(e.to_string().contains("dup"), "{e}");
     assert!(reg.cvar::<f64>("dup").register().is_err());
@@ -436,20 +463,20 @@ fn duplicate_registration_returns_the_same_variable_or_is_refused() {
 fn deactivated_variables_keep_their_index_and_refuse_access() {
     let reg = Registry::new();
     let v = reg.cvar::<u64>("gone").register().unwrap();
-    let (h, _) = reg.cvar_handle_alloc(0, None).unwrap();
-    reg.deactivate_cvar(0).unwrap();
-    assert!(!reg.cvar_is_active(0).unwrap());
+    let (h, _) = reg.cvars().handle_alloc(0, None).unwrap();
+    reg.cvars().deactivate(0).unwrap();
+    assert!(!reg.cvars().is_active(0).unwrap());
     assert_eq!(
-        reg.cvar_read(h, &mut [0; 8]).unwrap_err(),
-        pvar::Error::Inactive
+        reg.cvars().read(h, &mut [0; 8]).unwrap_err(),
+        pvar::Error::inactive()
     );
     assert_eq!(
-        reg.cvar_handle_alloc(0, None).unwrap_err(),
-        pvar::Error::Inactive
+        reg.cvars().handle_alloc(0, None).unwrap_err(),
+        pvar::Error::inactive()
     );
-    assert_eq!(reg.cvar_info(0).unwrap().name, "gone");
+    assert_eq!(reg.cvars().info(0).unwrap().name, "gone");
     reg.cvar::<u64>("gone").register().unwrap();
-    reg.cvar_read(h, &mut [0; 8]).unwrap();
+    reg.cvars().read(h, &mut [0; 8]).unwrap();
     drop(v);
 }
 
@@ -458,9 +485,10 @@ fn cvars_join_their_category_even_if_defined_later() {
     let reg = Registry::new();
     reg.cvar::<u64>("a").category("later").register().unwrap();
     reg.cvar::<u64>("b").category("later").register().unwrap();
-    assert_eq!(reg.undefined_categories(), vec!["later".to_string()]);
+    assert_eq!(reg.categories().undefined(), vec!["later".to_string()]);
     let c = reg
-        .define_category("later", "defined after its variables")
+        .categories()
+        .define("later", "defined after its variables")
         .unwrap();
     assert_eq!(reg.categories().cvars(c).unwrap(), vec![0, 1]);
     reg.cvar::<u64>("c").category("later").register().unwrap();
@@ -482,9 +510,12 @@ fn env_later_names_have_priority() {
         .register()
         .unwrap();
     assert_eq!(v.get(), 300);
-    assert_eq!(reg.cvar_env_source(0).unwrap(), Some("MPIR_CVAR_T1_EAGER"));
     assert_eq!(
-        reg.cvar_info(0).unwrap().env,
+        reg.cvars().env_source(0).unwrap(),
+        Some("MPIR_CVAR_T1_EAGER")
+    );
+    assert_eq!(
+        reg.cvars().info(0).unwrap().env,
         [
             "MPICH_T1_EAGER",
             "MPIR_PARAM_T1_EAGER",
@@ -504,7 +535,7 @@ fn env_only_lower_priority_set() {
         .register()
         .unwrap();
     assert_eq!(v.get(), 32);
-    assert_eq!(reg.cvar_env_source(0).unwrap(), Some("MPICH_T2_X"));
+    assert_eq!(reg.cvars().env_source(0).unwrap(), Some("MPICH_T2_X"));
 }
 
 #[test]
@@ -517,8 +548,8 @@ fn env_unset_keeps_the_default() {
         .register()
         .unwrap();
     assert_eq!(v.get(), 0.25);
-    assert_eq!(reg.cvar_env_source(0).unwrap(), None);
-    assert!(reg.cvar_warnings().is_empty());
+    assert_eq!(reg.cvars().env_source(0).unwrap(), None);
+    assert!(reg.cvars().warnings().is_empty());
 }
 
 #[test]
@@ -532,8 +563,8 @@ fn env_malformed_keeps_the_default_and_says_why() {
         .register()
         .unwrap();
     assert_eq!(v.get(), 64);
-    assert_eq!(reg.cvar_env_source(0).unwrap(), None);
-    let w = reg.cvar_warnings();
+    assert_eq!(reg.cvars().env_source(0).unwrap(), None);
+    let w = reg.cvars().warnings();
     assert_eq!(w.len(), 1);
     assert!(w[0].contains("t4_limit"), "{}", w[0]);
     assert!(w[0].contains("PVAR_TEST_T4_LIMIT"), "{}", w[0]);
@@ -552,7 +583,7 @@ fn env_malformed_higher_priority_falls_back_to_a_wellformed_lower_one() {
         .register()
         .unwrap();
     assert_eq!(v.get(), 7);
-    let w = reg.cvar_warnings();
+    let w = reg.cvars().warnings();
     assert_eq!(w.len(), 1);
     assert!(w[0].contains("PVAR_TEST_T5_B=\"-1\""), "{}", w[0]);
 }
@@ -613,7 +644,7 @@ fn env_parses_each_type() {
     assert_eq!(en.get(), 1);
     assert_eq!(c.get(), -16);
     assert_eq!(u.get(), 5);
-    assert_eq!(reg.cvar_warnings().len(), 1);
+    assert_eq!(reg.cvars().warnings().len(), 1);
 }
 
 #[test]
@@ -628,7 +659,7 @@ fn env_string_longer_than_capacity_is_malformed() {
         .register()
         .unwrap();
     assert_eq!(s.get(), "ok");
-    assert!(reg.cvar_warnings()[0].contains("capacity"));
+    assert!(reg.cvars().warnings()[0].contains("capacity"));
 }
 
 #[test]
@@ -674,40 +705,43 @@ fn macro_declared_variables_register_on_first_use() {
     set_env("MPIR_PARAM_TEST_MACRO_LIMIT", "8192");
     set_env("PVAR_TEST_MACRO_MODE", "auto");
     let reg = pvar::global();
-    assert!(reg.cvar_index("PVAR_TEST_MACRO_LIMIT").is_err());
+    assert!(reg.cvars().index("PVAR_TEST_MACRO_LIMIT").is_err());
     assert_eq!(MACRO_LIMIT.get(), 8192);
-    let i = reg.cvar_index("PVAR_TEST_MACRO_LIMIT").unwrap();
-    let info = reg.cvar_info(i).unwrap();
+    let i = reg.cvars().index("PVAR_TEST_MACRO_LIMIT").unwrap();
+    let info = reg.cvars().info(i).unwrap();
     assert_eq!(info.scope, Scope::AllEq);
     assert_eq!(info.verbosity, Verbosity::TunerDetail);
     assert_eq!(info.category.as_deref(), Some("pvar_test_macro"));
     assert_eq!(info.description, "limit declared by the macro");
     // Tool writes are seen by the next read.
-    let (h, _) = reg.cvar_handle_alloc(i, None).unwrap();
-    reg.cvar_write(h, &1u64.to_ne_bytes()).unwrap();
+    let (h, _) = reg.cvars().handle_alloc(i, None).unwrap();
+    reg.cvars().write(h, &1u64.to_ne_bytes()).unwrap();
     assert_eq!(MACRO_LIMIT.get(), 1);
     MACRO_LIMIT.cvar().freeze();
     assert_eq!(
-        reg.cvar_write(h, &2u64.to_ne_bytes()).unwrap_err().code(),
+        reg.cvars()
+            .write(h, &2u64.to_ne_bytes())
+            .unwrap_err()
+            .code(),
         ErrorCode::CvarSetNotNow
     );
-    reg.cvar_handle_free(h).unwrap();
+    reg.cvars().handle_free(h).unwrap();
 
     // Explicit early registration; the MPI_T name defaults to the identifier.
     let n = MACRO_NAME.register();
     assert_eq!(n.get(), "default-name");
-    let i = reg.cvar_index("MACRO_NAME").unwrap();
-    assert_eq!(reg.cvar_info(i).unwrap().datatype, Datatype::Char);
-    let (h, count) = reg.cvar_handle_alloc(i, None).unwrap();
+    let i = reg.cvars().index("MACRO_NAME").unwrap();
+    assert_eq!(reg.cvars().info(i).unwrap().datatype, Datatype::Char);
+    let (h, count) = reg.cvars().handle_alloc(i, None).unwrap();
     assert!(count > "default-name".len());
     assert_eq!(
-        reg.cvar_write(h, b"x\0").unwrap_err().code(),
+        reg.cvars().write(h, b"x\0").unwrap_err().code(),
         ErrorCode::CvarSetNever
     );
 
     assert_eq!(MACRO_MODE.get(), 2);
-    let i = reg.cvar_index("PVAR_TEST_MACRO_MODE").unwrap();
-    let e = reg.cvar_info(i).unwrap().enumeration.clone().unwrap();
+    let i = reg.cvars().index("PVAR_TEST_MACRO_MODE").unwrap();
+    let e = reg.cvars().info(i).unwrap().enumeration.clone().unwrap();
     assert_eq!(e.name(), "pvar_test_macro_mode");
     assert_eq!(e.len(), 3);
 }
@@ -752,9 +786,9 @@ fn a_static_whose_name_is_taken_works_detached() {
     // The component still gets its default, without a registry index.
     assert_eq!(CLASHING.get(), 5);
     assert_eq!(CLASHING.cvar().index(), None);
-    let i = pvar::global().cvar_index("PVAR_TEST_CLASH").unwrap();
+    let i = pvar::global().cvars().index("PVAR_TEST_CLASH").unwrap();
     assert_eq!(
-        pvar::global().cvar_info(i).unwrap().datatype,
+        pvar::global().cvars().info(i).unwrap().datatype,
         Datatype::Double
     );
 }

@@ -19,10 +19,10 @@ fn construction_rules() {
 fn info_and_items_through_the_registry() {
     let reg = Registry::new();
     let e = Enumeration::new("state", [("idle", 0), ("busy", 4), ("done", 9)]).unwrap();
-    let idx = reg.enum_index(&e);
-    let (num, name) = reg.enum_get_info(idx).unwrap();
+    let idx = reg.enums().index_of(&e);
+    let (num, name) = reg.enums().info(idx).unwrap();
     assert_eq!((num, name), (3, "state"));
-    let item = reg.enum_get_item(idx, 1).unwrap();
+    let item = reg.enums().item(idx, 1).unwrap();
     assert_eq!((item.name.as_str(), item.value), ("busy", 4));
     assert_eq!(e.name_of(9), Some("done"));
     assert_eq!(e.value_of("DONE"), Some(9));
@@ -34,9 +34,9 @@ fn info_and_items_through_the_registry() {
 fn out_of_range_item_is_invalid_index() {
     let reg = Registry::new();
     let e = Enumeration::new("two", [("x", 1), ("y", 2)]).unwrap();
-    let idx = reg.enum_index(&e);
+    let idx = reg.enums().index_of(&e);
     assert_eq!(
-        reg.enum_get_item(idx, 2).unwrap_err().code(),
+        reg.enums().item(idx, 2).unwrap_err().code(),
         ErrorCode::InvalidIndex
     );
     assert_eq!(
@@ -45,7 +45,7 @@ fn out_of_range_item_is_invalid_index() {
     );
     // An enumeration index the registry never gave out.
     assert_eq!(
-        reg.enum_get_info(idx + 1).unwrap_err().code(),
+        reg.enums().info(idx + 1).unwrap_err().code(),
         ErrorCode::Invalid
     );
 }
@@ -55,20 +55,21 @@ fn indices_are_stable_and_shared_by_equal_enumerations() {
     let reg = Registry::new();
     let a = Enumeration::new("a", [("x", 0)]).unwrap();
     let b = Enumeration::new("b", [("x", 0)]).unwrap();
-    let ia = reg.enum_index(&a);
-    let ib = reg.enum_index(&b);
+    let ia = reg.enums().index_of(&a);
+    let ib = reg.enums().index_of(&b);
     assert_ne!(ia, ib);
     // An equal enumeration built separately maps to the same index.
     let a2 = Enumeration::new("a", [("x", 0)]).unwrap();
     assert!(!a.ptr_eq(&a2));
-    assert_eq!(reg.enum_index(&a2), ia);
-    assert_eq!(reg.num_enumerations(), 2);
+    assert_eq!(reg.enums().index_of(&a2), ia);
+    assert_eq!(reg.enums().len(), 2);
     // Indices never move.
     for k in 0..50 {
-        reg.enum_index(&Enumeration::new(format!("e{k}"), [("v", k)]).unwrap());
+        reg.enums()
+            .index_of(&Enumeration::new(format!("e{k}"), [("v", k)]).unwrap());
     }
-    assert_eq!(reg.enum_index(&a), ia);
-    assert_eq!(reg.enumeration(ib).unwrap(), &b);
+    assert_eq!(reg.enums().index_of(&a), ia);
+    assert_eq!(reg.enums().get(ib).unwrap(), &b);
 }
 
 #[test]
@@ -84,9 +85,12 @@ fn pvar_and_cvar_enumerations_get_indices() {
         .register()
         .unwrap();
     // The cvar registered the enumeration; the pvar's shares its index.
-    assert_eq!(reg.num_enumerations(), 1);
-    let from_pvar = reg.pvar_info(0).unwrap().enumeration.clone().unwrap();
-    let from_cvar = reg.cvar_info(0).unwrap().enumeration.clone().unwrap();
-    assert_eq!(reg.enum_index(&from_pvar), reg.enum_index(&from_cvar));
-    assert_eq!(reg.num_enumerations(), 1);
+    assert_eq!(reg.enums().len(), 1);
+    let from_pvar = reg.pvars().info(0).unwrap().enumeration.clone().unwrap();
+    let from_cvar = reg.cvars().info(0).unwrap().enumeration.clone().unwrap();
+    assert_eq!(
+        reg.enums().index_of(&from_pvar),
+        reg.enums().index_of(&from_cvar)
+    );
+    assert_eq!(reg.enums().len(), 1);
 }

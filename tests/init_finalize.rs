@@ -6,99 +6,117 @@
 //! The init count is process-wide, so everything runs in one test function
 //! (tests in one binary run in parallel threads).
 
-use pvar::mpit::{self, THREAD_MULTIPLE, THREAD_SERIALIZED, THREAD_SINGLE};
-use pvar::{ErrorCode, PvarClass, Scope};
+use pvar::process;
+use pvar::{
+    ErrorCode, HandleId, PvarClass, Registry, Scope, SessionId, THREAD_MULTIPLE, THREAD_SERIALIZED,
+    THREAD_SINGLE,
+};
+
+/// Element 0 of a handle.
+fn read_u64(reg: &Registry, s: SessionId, h: HandleId) -> pvar::Result<u64> {
+    let mut v = [0u64];
+    reg.tool().read(s, h, 0, &mut v)?;
+    Ok(v[0])
+}
 
 fn not_initialized() -> bool {
-    mpit::check_initialized().map_err(|e| e.code()) == Err(ErrorCode::NotInitialized)
+    process::check_initialized().map_err(|e| e.code()) == Err(ErrorCode::NotInitialized)
 }
 
 #[test]
 fn init_finalize_lifecycle() {
     // Before any init.
-    assert_eq!(mpit::init_count(), 0);
-    assert!(!mpit::is_initialized());
+    assert_eq!(process::init_count(), 0);
+    assert!(!process::is_initialized());
     assert!(not_initialized());
     assert_eq!(
-        mpit::init_count_decrement().unwrap_err().code(),
+        process::init_count_decrement().unwrap_err().code(),
         ErrorCode::NotInitialized
     );
 
     // Counted: two inits need two finalizes; MULTIPLE is provided whatever
     // is asked.
     assert_eq!(
-        mpit::init_count_increment(THREAD_SINGLE).unwrap(),
+        process::init_count_increment(THREAD_SINGLE).unwrap(),
         THREAD_MULTIPLE
     );
-    assert_eq!(mpit::init_count_increment(12345).unwrap(), THREAD_MULTIPLE);
-    assert_eq!(mpit::init_count(), 2);
-    mpit::check_initialized().unwrap();
-    mpit::init_count_decrement().unwrap();
+    assert_eq!(
+        process::init_count_increment(12345).unwrap(),
+        THREAD_MULTIPLE
+    );
+    assert_eq!(process::init_count(), 2);
+    process::check_initialized().unwrap();
+    process::init_count_decrement().unwrap();
     assert!(
-        mpit::is_initialized(),
+        process::is_initialized(),
         "still initialised after 1 of 2 finalizes"
     );
-    mpit::init_count_decrement().unwrap();
+    process::init_count_decrement().unwrap();
     assert!(not_initialized());
     // Finalize more often than init.
     assert_eq!(
-        mpit::init_count_decrement().unwrap_err().code(),
+        process::init_count_decrement().unwrap_err().code(),
         ErrorCode::NotInitialized
     );
-    assert_eq!(mpit::init_count(), 0);
+    assert_eq!(process::init_count(), 0);
 
     // Re-initialisation works; the guard finalizes when dropped.
     {
-        let (provided, guard) = mpit::init_thread(THREAD_SERIALIZED).unwrap();
+        let (provided, guard) = process::init_thread(THREAD_SERIALIZED).unwrap();
         assert_eq!(provided, THREAD_MULTIPLE);
-        assert!(mpit::is_initialized());
-        let (_, inner) = mpit::init_thread(THREAD_SINGLE).unwrap();
-        assert_eq!(mpit::init_count(), 2);
+        assert!(process::is_initialized());
+        let (_, inner) = process::init_thread(THREAD_SINGLE).unwrap();
+        assert_eq!(process::init_count(), 2);
         drop(inner);
-        assert_eq!(mpit::init_count(), 1);
+        assert_eq!(process::init_count(), 1);
 
         // The engine's own variables are in the global registry.
         let reg = guard.registry();
-        let cat = reg.categories().index(pvar::observe::CATEGORY).unwrap();
+        let cat = reg
+            .categories()
+            .index(pvar::process::observe::CATEGORY)
+            .unwrap();
         let info = reg.categories().info(cat).unwrap();
-        assert_eq!(info.num_pvars, pvar::observe::PVARS.len());
-        assert_eq!(info.num_cvars, pvar::observe::CVARS.len());
+        assert_eq!(info.num_pvars, pvar::process::observe::PVARS.len());
+        assert_eq!(info.num_cvars, pvar::process::observe::CVARS.len());
         let live = reg
-            .pvar_index("pvar_engine_live_threads", PvarClass::Level)
+            .pvars()
+            .index("pvar_engine_live_threads", PvarClass::Level)
             .unwrap();
-        assert!(reg.pvar_info(live).unwrap().readonly);
-        reg.pvar_index("pvar_engine_reads", PvarClass::Counter)
+        assert!(reg.pvars().info(live).unwrap().readonly);
+        reg.pvars()
+            .index("pvar_engine_reads", PvarClass::Counter)
             .unwrap();
-        let ver = reg.cvar_index("PVAR_ENGINE_VERSION").unwrap();
-        assert_eq!(reg.cvar_info(ver).unwrap().scope, Scope::Constant);
-        let (h, count) = reg.cvar_handle_alloc(ver, None).unwrap();
+        let ver = reg.cvars().index("PVAR_ENGINE_VERSION").unwrap();
+        assert_eq!(reg.cvars().info(ver).unwrap().scope, Scope::Constant);
+        let (h, count) = reg.cvars().handle_alloc(ver, None).unwrap();
         let mut buf = vec![0u8; count];
-        reg.cvar_read(h, &mut buf).unwrap();
+        reg.cvars().read(h, &mut buf).unwrap();
         let end = buf.iter().position(|&b| b == 0).unwrap();
         assert_eq!(&buf[..end], env!("CARGO_PKG_VERSION").as_bytes());
         assert_eq!(
-            reg.cvar_write(h, b"9.9\0").unwrap_err().code(),
+            reg.cvars().write(h, b"9.9\0").unwrap_err().code(),
             ErrorCode::CvarSetNever
         );
-        reg.cvar_handle_free(h).unwrap();
-        let lvl = reg.cvar_index("PVAR_ENGINE_THREAD_LEVEL").unwrap();
-        let e = reg.cvar_info(lvl).unwrap().enumeration.clone().unwrap();
+        reg.cvars().handle_free(h).unwrap();
+        let lvl = reg.cvars().index("PVAR_ENGINE_THREAD_LEVEL").unwrap();
+        let e = reg.cvars().info(lvl).unwrap().enumeration.clone().unwrap();
         assert_eq!(e.value_of("MPI_THREAD_MULTIPLE"), Some(THREAD_MULTIPLE));
 
         // Registering again (a second first-init path) adds nothing.
-        let n = (reg.num_pvars(), reg.num_cvars());
-        pvar::observe::register_engine_vars(reg).unwrap();
-        assert_eq!((reg.num_pvars(), reg.num_cvars()), n);
+        let n = (reg.pvars().len(), reg.cvars().len());
+        pvar::process::observe::register_engine_vars(reg).unwrap();
+        assert_eq!((reg.pvars().len(), reg.cvars().len()), n);
 
         // Explicit finalize consumes the guard.
         guard.finalize().unwrap();
     }
     assert!(not_initialized());
-    assert_eq!(mpit::init_count(), 0);
+    assert_eq!(process::init_count(), 0);
 
     // And once more from scratch.
-    let (_, g) = mpit::init_thread(THREAD_MULTIPLE).unwrap();
-    assert_eq!(mpit::init_count(), 1);
+    let (_, g) = process::init_thread(THREAD_MULTIPLE).unwrap();
+    assert_eq!(process::init_count(), 1);
     drop(g);
     assert!(not_initialized());
 }
@@ -106,49 +124,53 @@ fn init_finalize_lifecycle() {
 #[test]
 fn isolated_registries_get_no_engine_variables() {
     let reg = pvar::Registry::new();
-    assert_eq!(reg.num_pvars(), 0);
-    assert_eq!(reg.num_cvars(), 0);
-    assert_eq!(reg.num_categories(), 0);
+    assert_eq!(reg.pvars().len(), 0);
+    assert_eq!(reg.cvars().len(), 0);
+    assert_eq!(reg.categories().len(), 0);
     // Unless asked.
-    pvar::observe::register_engine_vars(&reg).unwrap();
-    assert_eq!(reg.num_pvars(), pvar::observe::PVARS.len());
-    assert_eq!(reg.num_cvars(), pvar::observe::CVARS.len());
-    assert!(reg.undefined_categories().is_empty());
+    pvar::process::observe::register_engine_vars(&reg).unwrap();
+    assert_eq!(reg.pvars().len(), pvar::process::observe::PVARS.len());
+    assert_eq!(reg.cvars().len(), pvar::process::observe::CVARS.len());
+    assert!(reg.categories().undefined().is_empty());
 }
 
 #[test]
 fn engine_variables_observe_the_tool_side() {
     // An isolated registry so other tests' sessions do not interfere.
     let reg = pvar::Registry::new();
-    pvar::observe::register_engine_vars(&reg).unwrap();
+    pvar::process::observe::register_engine_vars(&reg).unwrap();
     let sessions = reg
-        .pvar_index("pvar_engine_sessions", PvarClass::Level)
+        .pvars()
+        .index("pvar_engine_sessions", PvarClass::Level)
         .unwrap();
     let handles = reg
-        .pvar_index("pvar_engine_handles", PvarClass::Level)
+        .pvars()
+        .index("pvar_engine_handles", PvarClass::Level)
         .unwrap();
     let live = reg
-        .pvar_index("pvar_engine_live_threads", PvarClass::Level)
+        .pvars()
+        .index("pvar_engine_live_threads", PvarClass::Level)
         .unwrap();
-    let s = reg.session_create().unwrap();
-    let (hs, _) = reg.handle_alloc(s, sessions, None).unwrap();
-    let (hh, _) = reg.handle_alloc(s, handles, None).unwrap();
-    let (hl, _) = reg.handle_alloc(s, live, None).unwrap();
-    let s2 = reg.session_create().unwrap();
-    assert_eq!(reg.read_u64(s, hs).unwrap(), 2);
-    assert_eq!(reg.read_u64(s, hh).unwrap(), 3);
+    let s = reg.tool().session_create().unwrap();
+    let (hs, _) = reg.tool().handle_alloc(s, sessions, None).unwrap();
+    let (hh, _) = reg.tool().handle_alloc(s, handles, None).unwrap();
+    let (hl, _) = reg.tool().handle_alloc(s, live, None).unwrap();
+    let s2 = reg.tool().session_create().unwrap();
+    assert_eq!(read_u64(&reg, s, hs).unwrap(), 2);
+    assert_eq!(read_u64(&reg, s, hh).unwrap(), 3);
     // This thread holds an id once it has updated anything.
     reg.counter("touch").register().unwrap().inc();
-    assert!(reg.read_u64(s, hl).unwrap() >= 1);
-    reg.session_free(s2).unwrap();
-    assert_eq!(reg.read_u64(s, hs).unwrap(), 1);
+    assert!(read_u64(&reg, s, hl).unwrap() >= 1);
+    reg.tool().session_free(s2).unwrap();
+    assert_eq!(read_u64(&reg, s, hs).unwrap(), 1);
     // Reads served keep increasing (a COUNTER handle counts from its
     // allocation).
     let reads = reg
-        .pvar_index("pvar_engine_reads", PvarClass::Counter)
+        .pvars()
+        .index("pvar_engine_reads", PvarClass::Counter)
         .unwrap();
-    let (hr, _) = reg.handle_alloc(s, reads, None).unwrap();
-    let first = reg.read_u64(s, hr).unwrap();
-    let second = reg.read_u64(s, hr).unwrap();
+    let (hr, _) = reg.tool().handle_alloc(s, reads, None).unwrap();
+    let first = read_u64(&reg, s, hr).unwrap();
+    let second = read_u64(&reg, s, hr).unwrap();
     assert!(second > first, "{first} then {second}");
 }

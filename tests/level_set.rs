@@ -109,7 +109,7 @@ fn level_u64_set_exact_after_other_threads_hold_deltas() {
 /// value, and does at the end.
 fn serialized_sets<T>(values: impl Fn(usize, usize) -> T + Sync)
 where
-    T: pvar::component::Magnitude + Copy + PartialEq + std::fmt::Debug + Send + 'static,
+    T: pvar::Magnitude + Copy + PartialEq + std::fmt::Debug + Send + 'static,
 {
     const THREADS: usize = 4;
     const ROUNDS: usize = 20_000;

@@ -492,14 +492,14 @@ struct Tool<'a> {
 impl Tool<'_> {
     fn read(&self, h: HandleId) -> [u64; UPDATERS] {
         let mut v = [0; UPDATERS];
-        self.reg.read(self.s, h, &mut v).unwrap();
+        self.reg.tool().read(self.s, h, 0, &mut v).unwrap();
         v
     }
     fn start(&self, h: HandleId) {
-        self.reg.start(self.s, h).unwrap();
+        self.reg.tool().start(self.s, h).unwrap();
     }
     fn stop(&self, h: HandleId) {
-        self.reg.stop(self.s, h).unwrap();
+        self.reg.tool().stop(self.s, h).unwrap();
     }
 }
 
@@ -645,29 +645,29 @@ fn concurrent_round(tool: &Tool, p: &Progress, subjects: &[Subject], round: u64)
 
     // Written while stopped: the value stays (snapshots refuse writes,
     // resets and readresets, and stay too).
-    let (reg, sid) = (tool.reg, tool.s);
+    let (keyed, sid) = (tool.reg.tool(), tool.s);
     let code = |r: pvar::Result<()>| r.map_err(|e| e.code());
     let mut w = Vec::new();
     for (s, &f) in subjects.iter().zip(&f) {
         w.push(match s.class {
             Class::Mark(r) => {
                 let w = [round + 1, 3];
-                reg.write(sid, s.h, &w.map(r.level)).unwrap();
+                keyed.write(sid, s.h, 0, &w.map(r.level)).unwrap();
                 w
             }
             Class::Counter => {
                 let w = [1_000_000 + round, 7];
-                reg.write(sid, s.h, &w).unwrap();
+                keyed.write(sid, s.h, 0, &w).unwrap();
                 w
             }
             Class::Snapshot => {
                 assert_eq!(
-                    code(reg.write(sid, s.h, &[1, 1])),
+                    code(keyed.write(sid, s.h, 0, &[1, 1])),
                     Err(ErrorCode::PvarNoWrite)
                 );
-                assert_eq!(code(reg.reset(sid, s.h)), Err(ErrorCode::PvarNoWrite));
+                assert_eq!(code(keyed.reset(sid, s.h)), Err(ErrorCode::PvarNoWrite));
                 assert_eq!(
-                    code(reg.readreset(sid, s.h, &mut [0; UPDATERS])),
+                    code(keyed.readreset(sid, s.h, 0, &mut [0; UPDATERS])),
                     Err(ErrorCode::PvarNoAtomic)
                 );
                 f
@@ -685,7 +685,7 @@ fn concurrent_round(tool: &Tool, p: &Progress, subjects: &[Subject], round: u64)
         let before = p.now();
         for s in subjects {
             if !matches!(s.class, Class::Snapshot) {
-                reg.reset(sid, s.h).unwrap();
+                keyed.reset(sid, s.h).unwrap();
             }
         }
         let z = reads();
@@ -728,7 +728,7 @@ fn concurrent_round(tool: &Tool, p: &Progress, subjects: &[Subject], round: u64)
     // does not reset it to the level; the stop freezes it.
     for s in subjects {
         if let Class::Mark(r) = s.class {
-            reg.write(sid, s.h, &[r.beyond; UPDATERS]).unwrap();
+            keyed.write(sid, s.h, 0, &[r.beyond; UPDATERS]).unwrap();
         }
     }
     subjects.iter().for_each(|s| tool.start(s.h));
@@ -791,9 +791,9 @@ fn concurrent_updates_keep_the_handle_rules() {
         .register()
         .unwrap();
 
-    let s = reg.session_create().unwrap();
+    let s = reg.tool().session_create().unwrap();
     let tool = Tool { reg: &reg, s };
-    let alloc = |index| reg.handle_alloc(s, index, None).unwrap().0;
+    let alloc = |index| reg.tool().handle_alloc(s, index, None).unwrap().0;
     // Started before any update and never touched until the end: exact.
     let total_counter = alloc(counter.index());
     let total_always = alloc(always.index());
@@ -895,7 +895,7 @@ fn concurrent_updates_keep_the_handle_rules() {
         for round in 0..ROUNDS {
             concurrent_round(&tool, &p, &subjects, round);
             let mut d = [0; UPDATERS];
-            reg.readreset(s, readresets, &mut d).unwrap();
+            reg.tool().readreset(s, readresets, 0, &mut d).unwrap();
             for t in 0..UPDATERS {
                 readreset_sum[t] += d[t];
             }
@@ -925,5 +925,5 @@ fn concurrent_updates_keep_the_handle_rules() {
     for h in [hg, hw] {
         assert_eq!(tool.read(h), finals, "allocated after the updates");
     }
-    reg.session_free(s).unwrap();
+    reg.tool().session_free(s).unwrap();
 }

@@ -58,10 +58,7 @@ fn a_datatype_override_must_fit_the_handle_value_type() {
         .register()
         .map(|_| ())
         .unwrap_err();
-    assert!(
-        matches!(&e, Error::Registration(m) if m.contains("'l'")),
-        "{e}"
-    );
+    assert!(matches!(&e, Error::Invalid(m) if m.contains("'l'")), "{e}");
     // Unsigned widths may be swapped, and timers read in any allowed type.
     reg.counter("c")
         .datatype(Datatype::Unsigned)
@@ -92,7 +89,7 @@ fn allowed(class: PvarClass, dt: Datatype) -> bool {
 
 fn registration_message(e: Error) -> String {
     match e {
-        Error::Registration(m) => m,
+        Error::Invalid(m) => m.into_owned(),
         other => panic!("expected a registration error, got {other:?}"),
     }
 }
@@ -107,7 +104,7 @@ fn every_class_datatype_combination_is_checked() {
             let r = register(&reg, &name, class, dt);
             if allowed(class, dt) {
                 let index = r.unwrap_or_else(|e| panic!("{name} refused: {e}"));
-                let info = reg.pvar_info(index).unwrap();
+                let info = reg.pvars().info(index).unwrap();
                 assert_eq!((info.class, info.datatype), (class, dt), "{name}");
                 accepted += 1;
             } else {
@@ -116,13 +113,13 @@ fn every_class_datatype_combination_is_checked() {
                 let msg = registration_message(e);
                 assert!(msg.contains(&name), "message must name the variable: {msg}");
                 assert!(
-                    reg.pvar_index(&name, class).is_err(),
+                    reg.pvars().index(&name, class).is_err(),
                     "{name} not registered"
                 );
             }
         }
     }
-    assert_eq!(reg.num_pvars(), accepted);
+    assert_eq!(reg.pvars().len(), accepted);
     // 1 + 3 + 1 + 6 * 4 + 6 (generic without MPI_CHAR)
     assert_eq!(accepted, 35);
 }
@@ -230,7 +227,7 @@ fn illegal_metadata_is_rejected_naming_the_variable() {
         let msg = registration_message(r.expect_err(name));
         assert!(msg.contains(&format!("'{name}'")), "{name}: {msg}");
     }
-    assert_eq!(reg.num_pvars(), 0, "nothing was registered");
+    assert_eq!(reg.pvars().len(), 0, "nothing was registered");
 }
 
 #[test]
@@ -250,7 +247,7 @@ fn same_name_and_class_with_identical_metadata_is_the_same_variable() {
         .register()
         .unwrap();
     assert_eq!(a.index(), b.index());
-    assert_eq!(reg.num_pvars(), 2);
+    assert_eq!(reg.pvars().len(), 2);
     a.inc_at(1);
     b.add_at(1, 2);
     assert_eq!(
@@ -306,9 +303,9 @@ fn same_name_and_class_with_different_metadata_is_an_error_naming_both() {
             .register()
             .map(|_| ()),
     ] {
-        assert!(matches!(r, Err(Error::Registration(_))), "{r:?}");
+        assert!(matches!(r, Err(Error::Invalid(_))), "{r:?}");
     }
-    assert_eq!(reg.num_pvars(), 1);
+    assert_eq!(reg.pvars().len(), 1);
 }
 
 #[test]
@@ -318,11 +315,12 @@ fn same_name_with_another_class_is_another_variable() {
     let l = reg.level::<u64>("queue").register().unwrap();
     let h = reg.high_watermark::<u64>("queue").register().unwrap();
     assert_eq!((c.index(), l.index(), h.index()), (0, 1, 2));
-    assert_eq!(reg.pvar_index("queue", PvarClass::Counter), Ok(0));
-    assert_eq!(reg.pvar_index("queue", PvarClass::Level), Ok(1));
-    assert_eq!(reg.pvar_index("queue", PvarClass::HighWatermark), Ok(2));
+    assert_eq!(reg.pvars().index("queue", PvarClass::Counter), Ok(0));
+    assert_eq!(reg.pvars().index("queue", PvarClass::Level), Ok(1));
+    assert_eq!(reg.pvars().index("queue", PvarClass::HighWatermark), Ok(2));
     assert_eq!(
-        reg.pvar_index("queue", PvarClass::Timer)
+        reg.pvars()
+            .index("queue", PvarClass::Timer)
             .unwrap_err()
             .code(),
         ErrorCode::InvalidName
@@ -339,35 +337,35 @@ fn deactivation_keeps_index_and_metadata_and_registering_again_reactivates() {
     let other = reg.state("s").register().unwrap();
     c.add(3);
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(c.index(), None).unwrap();
-    let info_before = reg.pvar_info(c.index()).unwrap().clone();
+    let h = s.handle(c.index()).unwrap().typed::<u64>().unwrap();
+    let info_before = reg.pvars().info(c.index()).unwrap().clone();
 
     c.deactivate();
-    assert_eq!(reg.pvar_is_active(c.index()), Ok(false));
-    assert_eq!(reg.pvar_is_active(other.index()), Ok(true));
-    assert_eq!(reg.num_pvars(), 2, "the index stays");
+    assert_eq!(reg.pvars().is_active(c.index()), Ok(false));
+    assert_eq!(reg.pvars().is_active(other.index()), Ok(true));
+    assert_eq!(reg.pvars().len(), 2, "the index stays");
     assert_eq!(
-        reg.pvar_info(c.index()).unwrap(),
+        reg.pvars().info(c.index()).unwrap(),
         &info_before,
         "metadata stays"
     );
-    assert_eq!(reg.pvar_index("sent", PvarClass::Counter), Ok(c.index()));
-    assert_eq!(s.read_u64(h), Err(Error::Inactive));
-    assert_eq!(Error::Inactive.code(), ErrorCode::InvalidIndex);
-    assert_eq!(s.alloc(c.index(), None).unwrap_err(), Error::Inactive);
+    assert_eq!(reg.pvars().index("sent", PvarClass::Counter), Ok(c.index()));
+    assert_eq!(h.read(), Err(Error::inactive()));
+    assert_eq!(Error::inactive().code(), ErrorCode::InvalidIndex);
+    assert_eq!(s.handle(c.index()).unwrap_err(), Error::inactive());
 
     let again = reg.counter("sent").description("d").register().unwrap();
     assert_eq!(again.index(), c.index(), "same index");
-    assert_eq!(reg.pvar_is_active(c.index()), Ok(true));
-    assert_eq!(reg.num_pvars(), 2);
+    assert_eq!(reg.pvars().is_active(c.index()), Ok(true));
+    assert_eq!(reg.pvars().len(), 2);
     assert_eq!(again.get(), 3, "a reloaded component keeps its values");
-    assert!(s.alloc(c.index(), None).is_ok());
+    assert!(s.handle(c.index()).is_ok());
 
     // Deactivating through the registry works the same.
-    reg.deactivate_pvar(other.index()).unwrap();
-    assert_eq!(reg.pvar_is_active(other.index()), Ok(false));
+    reg.pvars().deactivate(other.index()).unwrap();
+    assert_eq!(reg.pvars().is_active(other.index()), Ok(false));
     assert_eq!(
-        reg.deactivate_pvar(99).unwrap_err().code(),
+        reg.pvars().deactivate(99).unwrap_err().code(),
         ErrorCode::InvalidIndex
     );
 }
@@ -377,15 +375,16 @@ fn lookups_out_of_range_fail_cleanly() {
     let reg = Registry::new();
     reg.counter("c").register().unwrap();
     assert_eq!(
-        reg.pvar_info(1).unwrap_err().code(),
+        reg.pvars().info(1).unwrap_err().code(),
         ErrorCode::InvalidIndex
     );
     assert_eq!(
-        reg.pvar_is_active(usize::MAX).unwrap_err().code(),
+        reg.pvars().is_active(usize::MAX).unwrap_err().code(),
         ErrorCode::InvalidIndex
     );
     assert_eq!(
-        reg.pvar_index("nope", PvarClass::Counter)
+        reg.pvars()
+            .index("nope", PvarClass::Counter)
             .unwrap_err()
             .code(),
         ErrorCode::InvalidName
@@ -397,9 +396,9 @@ fn default_flags_per_class() {
     let reg = Registry::new();
     let c = reg.counter("c").register().unwrap();
     let l = reg.level::<u64>("l").register().unwrap();
-    let ci = reg.pvar_info(c.index()).unwrap();
+    let ci = reg.pvars().info(c.index()).unwrap();
     assert!(!ci.readonly && !ci.continuous && ci.atomic, "{ci:?}");
-    let li = reg.pvar_info(l.index()).unwrap();
+    let li = reg.pvars().info(l.index()).unwrap();
     assert!(li.readonly && li.continuous && !li.atomic, "{li:?}");
     assert_eq!(ci.count, pvar::ElementCount::Fixed(1));
     assert_eq!(ci.bind, BindKind::NoObject);
@@ -413,7 +412,7 @@ fn registries_are_isolated() {
     r1.counter("b").register().unwrap();
     let x = r2.counter("b").register().unwrap();
     assert_eq!(x.index(), 0);
-    assert_eq!((r1.num_pvars(), r2.num_pvars()), (2, 1));
+    assert_eq!((r1.pvars().len(), r2.pvars().len()), (2, 1));
     assert!(!r1.ptr_eq(&r2));
     assert!(r1.ptr_eq(&r1.clone()));
 }
@@ -555,7 +554,7 @@ fn writable_only_where_a_tool_write_works() {
         let msg = registration_message(r.expect_err(name));
         assert!(msg.contains(&format!("'{name}'")), "{name}: {msg}");
     }
-    assert_eq!(reg.num_pvars(), 0, "nothing was registered");
+    assert_eq!(reg.pvars().len(), 0, "nothing was registered");
 
     // A callback watermark has no per-handle mark: the class defaults
     // (writable, atomic) do not apply. It defaults to read-only and not
@@ -570,7 +569,7 @@ fn writable_only_where_a_tool_write_works() {
         None,
     )
     .unwrap();
-    let info = reg.pvar_info(dflt).unwrap();
+    let info = reg.pvars().info(dflt).unwrap();
     assert!(info.readonly && !info.atomic, "{info:?}");
     let ro = register_flags(
         &reg,
@@ -581,11 +580,11 @@ fn writable_only_where_a_tool_write_works() {
         None,
     )
     .unwrap();
-    let info = reg.pvar_info(ro).unwrap();
+    let info = reg.pvars().info(ro).unwrap();
     assert!(info.readonly && !info.atomic, "{info:?}");
     // An engine GENERIC stays read-only, as before.
     let g = reg.generic::<u64>("generic").register().unwrap();
-    assert!(reg.pvar_info(g.index()).unwrap().readonly);
+    assert!(reg.pvars().info(g.index()).unwrap().readonly);
 }
 
 /// For every class, storage kind and flag combination that registers, what
@@ -595,7 +594,8 @@ fn writable_only_where_a_tool_write_works() {
 #[test]
 fn get_info_matches_write_and_reset_for_every_class_and_storage_kind() {
     let reg = Registry::new();
-    let s = reg.session().unwrap();
+    let session = reg.session().unwrap();
+    let (tool, s) = (session.tool(), session.id());
     let mut n = 0;
     for (ci, &cd) in CLASSES.iter().enumerate() {
         let (class, dt) = cd;
@@ -627,14 +627,14 @@ fn get_info_matches_write_and_reset_for_every_class_and_storage_kind() {
                         continue;
                     };
                     assert!(honourable, "{what}: registered");
-                    let info = reg.pvar_info(index).unwrap();
+                    let info = reg.pvars().info(index).unwrap();
                     if !info.readonly {
                         assert!(writable(class, storage), "{what}: {info:?}");
                     }
                     if info.atomic {
                         assert!(resettable(class, storage), "{what}: {info:?}");
                     }
-                    let (h, count) = s.alloc(index, None).unwrap();
+                    let (h, count) = tool.handle_alloc(s, index, None).unwrap();
                     let one = if dt == Datatype::Double {
                         1.0f64.to_bits()
                     } else {
@@ -642,9 +642,9 @@ fn get_info_matches_write_and_reset_for_every_class_and_storage_kind() {
                     };
                     let values = vec![one; count];
                     let mut out = vec![0u64; count];
-                    let write = s.write(h, &values);
-                    let reset = s.reset(h);
-                    let readreset = s.readreset(h, &mut out);
+                    let write = tool.write(s, h, 0, &values);
+                    let reset = tool.reset(s, h);
+                    let readreset = tool.readreset(s, h, 0, &mut out);
                     if info.readonly {
                         assert_eq!(write.map_err(|e| e.code()), Err(ErrorCode::PvarNoWrite));
                         assert_eq!(reset.map_err(|e| e.code()), Err(ErrorCode::PvarNoWrite));
@@ -662,7 +662,7 @@ fn get_info_matches_write_and_reset_for_every_class_and_storage_kind() {
                             "{what}"
                         );
                     }
-                    s.free(h).unwrap();
+                    tool.handle_free(s, h).unwrap();
                 }
             }
         }

@@ -9,7 +9,16 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use pvar::{Callbacks, Datatype, ErrorCode, PvarClass, Registry, Session};
+use pvar::{
+    Callbacks, Datatype, ErrorCode, HandleId, PvarClass, Registry, Session, SessionId, Tool,
+};
+
+/// Element 0 of a handle as raw bits, through the keyed API.
+fn read_u64(tool: &Tool, s: SessionId, h: HandleId) -> pvar::Result<u64> {
+    let mut v = [0u64];
+    tool.read(s, h, 0, &mut v)?;
+    Ok(v[0])
+}
 
 /// A started high-watermark handle must never read lower than it did
 /// before without a tool write or reset. Found by `model_based`: a write
@@ -21,13 +30,13 @@ fn watermark_write_while_started_is_stable_across_stop() {
     let reg = Registry::new();
     let hi = reg.high_watermark::<u64>("q").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(hi.index(), None).unwrap();
-    s.start(h).unwrap();
+    let h = s.handle(hi.index()).unwrap().typed::<u64>().unwrap();
+    h.start().unwrap();
     hi.update(100);
-    s.write(h, &[10]).unwrap();
-    let started = s.read_u64(h).unwrap();
-    s.stop(h).unwrap();
-    let stopped = s.read_u64(h).unwrap();
+    h.write(10).unwrap();
+    let started = h.read().unwrap();
+    h.stop().unwrap();
+    let stopped = h.read().unwrap();
     assert_eq!(started, stopped, "stop alone changed the handle's value");
 }
 
@@ -40,27 +49,27 @@ fn watermark_write_below_level_then_stop_without_read() {
     let reg = Registry::new();
     let hi = reg.high_watermark::<u64>("q").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(hi.index(), None).unwrap();
-    let (probe, _) = s.alloc(hi.index(), None).unwrap();
-    s.start(h).unwrap();
-    s.start(probe).unwrap();
+    let h = s.handle(hi.index()).unwrap().typed::<u64>().unwrap();
+    let probe = s.handle(hi.index()).unwrap().typed::<u64>().unwrap();
+    h.start().unwrap();
+    probe.start().unwrap();
     hi.update(100);
-    s.write(h, &[10]).unwrap();
-    s.write(probe, &[10]).unwrap();
-    let looked = s.read_u64(probe).unwrap();
-    s.stop(h).unwrap();
-    s.stop(probe).unwrap();
+    h.write(10).unwrap();
+    probe.write(10).unwrap();
+    let looked = probe.read().unwrap();
+    h.stop().unwrap();
+    probe.stop().unwrap();
     assert_eq!(
-        s.read_u64(h).unwrap(),
-        s.read_u64(probe).unwrap(),
+        h.read().unwrap(),
+        probe.read().unwrap(),
         "read {looked} while started"
     );
     // And with a lower update (not a stop) after the write.
-    s.start(h).unwrap();
+    h.start().unwrap();
     hi.update(200);
-    s.write(h, &[10]).unwrap();
+    h.write(10).unwrap();
     hi.update(50);
-    assert_eq!(s.read_u64(h).unwrap(), 200);
+    assert_eq!(h.read().unwrap(), 200);
 }
 
 /// `init` while a handle is started: the level it sets has been reached,
@@ -73,11 +82,11 @@ fn watermark_init_never_lowers_a_started_high_watermark() {
     let reg = Registry::new();
     let hi = reg.high_watermark::<u64>("q").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(hi.index(), None).unwrap();
-    s.start(h).unwrap();
+    let h = s.handle(hi.index()).unwrap().typed::<u64>().unwrap();
+    h.start().unwrap();
     hi.init(500);
     hi.update(3);
-    assert_eq!(s.read_u64(h).unwrap(), 500);
+    assert_eq!(h.read().unwrap(), 500);
 }
 
 /// TIMER cells count integer clock ticks, but a timer read in seconds
@@ -95,13 +104,13 @@ fn double_timer_beyond_2_pow_52_ticks() {
     let reg = Registry::with_clock(clock);
     let t = reg.timer("t").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(t.index(), None).unwrap();
-    s.start(h).unwrap();
-    s.write(h, &[1.0e7f64.to_bits()]).unwrap();
+    let h = s.handle(t.index()).unwrap().typed::<f64>().unwrap();
+    h.start().unwrap();
+    h.write(1.0e7).unwrap();
     t.start();
     time.advance(std::time::Duration::from_secs(2));
     t.stop();
-    assert_eq!(s.read_f64(h).unwrap(), 1.0e7 + 2.0);
+    assert_eq!(h.read().unwrap(), 1.0e7 + 2.0);
     // The component side: two threads' cells merged.
     let big = 1u64 << 53;
     t.add_ticks_at(0, big);
@@ -119,7 +128,7 @@ fn double_timer_beyond_2_pow_52_ticks() {
 /// A dropped instance's cell range is recycled for the next instance, with
 /// a baseline of the old sums subtracted on read. For an `f64` variable the
 /// baseline was computed with the *integer* sum of the cells' bit patterns
-/// (`Storage::new`, src/storage/mod.rs), which is only right when one
+/// (`Storage::new`, now src/hot/storage/mod.rs), which is only right when one
 /// thread ever wrote the range: with two threads the recycled instance
 /// reads NaN (or garbage) forever, in the component API and in every tool
 /// handle. Found while extending the model to bound variables. First fixed
@@ -145,12 +154,14 @@ fn recycled_f64_instance_starts_at_zero() {
     let second = b.create_instance(2, 1).unwrap();
     assert_eq!(second.get(), 0.0, "a new instance starts at 0");
     let s = reg.session().unwrap();
-    let (h, _) = s
-        .alloc(b.index(), Some(ObjectRef::new(BindKind::Comm, 2)))
+    let h = s
+        .handle_for(b.index(), ObjectRef::new(BindKind::Comm, 2))
+        .unwrap()
+        .typed::<f64>()
         .unwrap();
-    s.start(h).unwrap();
+    h.start().unwrap();
     second.add(1.0);
-    assert_eq!(s.read_f64(h).unwrap(), 1.0);
+    assert_eq!(h.read().unwrap(), 1.0);
 }
 
 /// A range released by a dropped `u64` storage went to the next allocation
@@ -185,14 +196,15 @@ fn recycled_range_changes_representation() {
     assert_eq!(agg.get_at(0), 0.0);
     assert_eq!(agg.get_at(1), 0.0);
     let s = reg.session().unwrap();
-    let (h, n) = s.alloc(agg.index(), None).unwrap();
-    assert_eq!(n, 2);
-    s.start(h).unwrap();
+    let h = s.handle(agg.index()).unwrap();
+    assert_eq!(h.count(), 2);
+    let h = h.typed::<f64>().unwrap();
+    h.start().unwrap();
     agg.add_at(0, 0.5);
     agg.add_at(1, 0.25);
-    let mut out = [0u64; 2];
-    s.read(h, &mut out).unwrap();
-    assert_eq!(out.map(f64::from_bits), [0.5, 0.25]);
+    let mut out = [0f64; 2];
+    h.read_into(&mut out).unwrap();
+    assert_eq!(out, [0.5, 0.25]);
     // And back: an `f64` range recycled into a `u64` one starts at 0.
     let bound_f = reg
         .aggregate::<f64>("fbytes")
@@ -214,12 +226,14 @@ fn recycled_range_changes_representation() {
         .register_bound()
         .unwrap();
     let _di = d.create_instance(9, 2).unwrap();
-    let (hd, _) = s
-        .alloc(d.index(), Some(ObjectRef::new(BindKind::Comm, 9)))
+    let hd = s
+        .handle_for(d.index(), ObjectRef::new(BindKind::Comm, 9))
+        .unwrap()
+        .typed::<u64>()
         .unwrap();
-    s.start(hd).unwrap();
+    hd.start().unwrap();
     let mut both = [1u64; 2];
-    s.read(hd, &mut both).unwrap();
+    hd.read_into(&mut both).unwrap();
     assert_eq!(both, [0, 0]);
 }
 
@@ -282,7 +296,7 @@ fn made_up_cvar_handle_with_zero_slot_is_invalid_handle() {
         let h = CvarHandle::from_raw(raw).unwrap();
         let mut buf = [0u8; 8];
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            reg.cvar_read(h, &mut buf).map_err(|e| e.code())
+            reg.cvars().read(h, &mut buf).map_err(|e| e.code())
         }));
         assert_eq!(
             r.ok(),
@@ -290,7 +304,7 @@ fn made_up_cvar_handle_with_zero_slot_is_invalid_handle() {
             "raw handle {raw:#x}"
         );
         assert_eq!(
-            reg.cvar_handle_free(h).map_err(|e| e.code()),
+            reg.cvars().handle_free(h).map_err(|e| e.code()),
             Err(ErrorCode::InvalidHandle)
         );
     }
@@ -302,7 +316,7 @@ fn made_up_cvar_handle_with_zero_slot_is_invalid_handle() {
 /// its datatype's units (`f64` bits of seconds for `MPI_DOUBLE`). A handle
 /// then subtracted bit patterns as integers and converted them as ticks
 /// (1 s -> 3 s read 6755399 s). Found in review. Fixed in
-/// src/storage/mod.rs: callback timers keep their datatype's representation
+/// src/hot/storage/mod.rs: callback timers keep their datatype's representation
 /// and are not converted.
 #[test]
 fn callback_double_timer_reads_seconds() {
@@ -322,10 +336,10 @@ fn callback_double_timer_reads_seconds() {
         .register()
         .unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(v.index(), None).unwrap();
-    s.start(h).unwrap();
+    let h = s.handle(v.index()).unwrap().typed::<f64>().unwrap();
+    h.start().unwrap();
     secs.store(3.0f64.to_bits(), Ordering::Relaxed);
-    let got = s.read_f64(h).unwrap();
+    let got = h.read().unwrap();
     assert_eq!(got, 2.0, "callback timer 1 s -> 3 s read {got} s");
 }
 
@@ -349,9 +363,9 @@ fn callback_double_timer_continuous() {
         .register()
         .unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(v.index(), None).unwrap();
+    let h = s.handle(v.index()).unwrap().typed::<f64>().unwrap();
     secs.store(10.5f64.to_bits(), Ordering::Relaxed);
-    let got = s.read_f64(h).unwrap();
+    let got = h.read().unwrap();
     assert_eq!(got, 0.5, "callback timer 10 s -> 10.5 s read {got} s");
 }
 
@@ -364,11 +378,12 @@ fn u32_aggregate_tool_read_fits_the_datatype() {
     let reg = Registry::new();
     let a = reg.aggregate::<u32>("agg_u32").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(a.index(), None).unwrap();
-    s.start(h).unwrap();
+    let h = s.handle(a.index()).unwrap();
+    h.start().unwrap();
     a.add(u32::MAX);
     a.add(u32::MAX);
-    let tool = s.read_u64(h).unwrap();
+    // The raw element, not a `u32` conversion of it.
+    let tool = read_u64(s.tool(), s.id(), h.id()).unwrap();
     assert_eq!(
         tool,
         a.get() as u64,
@@ -394,28 +409,28 @@ fn timer_write_read_round_trip_real_clock() {
         .unwrap();
     let td = reg.timer("t_s").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(t.index(), None).unwrap();
-    let (hd, _) = s.alloc(td.index(), None).unwrap();
+    let h = s.handle(t.index()).unwrap().typed::<u64>().unwrap();
+    let hd = s.handle(td.index()).unwrap().typed::<f64>().unwrap();
     let mut bad = Vec::new();
     for v in [1u64, 7, 999, 1_000_000_007, 123_456_789_012, 1 << 40] {
-        s.write(h, &[v]).unwrap();
-        let got = s.read_u64(h).unwrap();
+        h.write(v).unwrap();
+        let got = h.read().unwrap();
         if got != v {
             bad.push(format!("ns: wrote {v} read {got}"));
         }
     }
     for v in [0.5f64, 1.25, 3.0, 1e-9, 1234.5] {
-        s.write(hd, &[v.to_bits()]).unwrap();
-        let got = s.read_f64(hd).unwrap();
+        hd.write(v).unwrap();
+        let got = hd.read().unwrap();
         if got != v {
             bad.push(format!("s: wrote {v} read {got}"));
         }
     }
     // The component side converts the same way: `Timer::add_elapsed`.
-    let (ha, _) = s.alloc(t.index(), None).unwrap();
-    s.start(ha).unwrap();
+    let ha = s.handle(t.index()).unwrap().typed::<u64>().unwrap();
+    ha.start().unwrap();
     t.add_elapsed(std::time::Duration::from_nanos(1_000));
-    let got = s.read_u64(ha).unwrap();
+    let got = ha.read().unwrap();
     if got != 1_000 {
         bad.push(format!("add_elapsed(1 us): read {got} ns"));
     }
@@ -490,7 +505,7 @@ fn with_concurrent_updates(update: impl Fn(u64) + Send + Sync, tool: impl FnOnce
 /// Defect 1: a stopped HIGH/LOWWATERMARK handle kept changing: an update in
 /// flight (it had seen the handle started) pushed its mark after `stop`,
 /// and overwrote a value written to the stopped handle. Fixed by the
-/// tagged marks (`sync::tagged`, `storage::watermark`): a push is a
+/// tagged marks (`lockfree::tagged`, `hot::storage::watermark`): a push is a
 /// compare-and-swap on (mark, run tag), which fails once the stop moved the
 /// tag. The loom models `watermark::stop_vs_update_freezes`,
 /// `write_vs_update_stays` and `reset_vs_update` check the same protocol
@@ -502,8 +517,8 @@ fn stopped_watermark_is_frozen_under_concurrent_updates() {
     let hi = reg.high_watermark::<u64>("hwm").register().unwrap();
     let lo = reg.low_watermark::<u64>("lwm").register().unwrap();
     let s = reg.session().unwrap();
-    let (hh, _) = s.alloc(hi.index(), None).unwrap();
-    let (hl, _) = s.alloc(lo.index(), None).unwrap();
+    let hh = s.handle(hi.index()).unwrap().typed::<u64>().unwrap();
+    let hl = s.handle(lo.index()).unwrap().typed::<u64>().unwrap();
     // One wait for the updates in flight per cycle (it may cost a
     // scheduler time slice); the cycles alternate the handle and what
     // follows the stop: a read, a write or a reset.
@@ -518,26 +533,26 @@ fn stopped_watermark_is_frozen_under_concurrent_updates() {
         },
         |updaters| {
             for c in 0..cycles {
-                let h = if c % 2 == 0 { hh } else { hl };
-                s.start(h).unwrap();
+                let h = if c % 2 == 0 { &hh } else { &hl };
+                h.start().unwrap();
                 for _ in 0..20 {
                     std::hint::spin_loop(); // let some pushes land
                 }
-                s.stop(h).unwrap();
+                h.stop().unwrap();
                 let expected = match (c / 2) % 3 {
-                    0 => s.read_u64(h).unwrap(),
+                    0 => h.read().unwrap(),
                     1 => {
-                        s.write(h, &[c]).unwrap();
+                        h.write(c).unwrap();
                         c
                     }
                     _ => {
-                        s.reset(h).unwrap();
-                        s.read_u64(h).unwrap()
+                        h.reset().unwrap();
+                        h.read().unwrap()
                     }
                 };
                 // Every update in flight at the stop lands now.
                 updaters.wait_for_in_flight();
-                moved += usize::from(s.read_u64(h).unwrap() != expected);
+                moved += usize::from(h.read().unwrap() != expected);
             }
         },
     );
@@ -557,6 +572,7 @@ fn foreign_registry_keys_are_refused() {
     let (a, b) = (Registry::new(), Registry::new());
     let ca = a.counter("c").register().unwrap();
     let cb = b.counter("c").register().unwrap();
+    let (a, b) = (a.tool(), b.tool());
     let sa = a.session_create().unwrap();
     let sb = b.session_create().unwrap();
     let (ha, _) = a.handle_alloc(sa, ca.index(), None).unwrap();
@@ -564,8 +580,8 @@ fn foreign_registry_keys_are_refused() {
     b.start(sb, hb).unwrap();
     cb.add(7);
     let code = |r: pvar::Result<u64>| r.map_err(|e| e.code());
-    assert_eq!(code(b.read_u64(sa, ha)), Err(ErrorCode::InvalidSession));
-    assert_eq!(code(b.read_u64(sb, ha)), Err(ErrorCode::InvalidHandle));
+    assert_eq!(code(read_u64(b, sa, ha)), Err(ErrorCode::InvalidSession));
+    assert_eq!(code(read_u64(b, sb, ha)), Err(ErrorCode::InvalidHandle));
     assert_eq!(
         b.handle_free(sa, ha).map_err(|e| e.code()),
         Err(ErrorCode::InvalidSession)
@@ -580,13 +596,13 @@ fn foreign_registry_keys_are_refused() {
     );
     // A session key is not a handle key either, in its own registry.
     assert_eq!(
-        code(b.read_u64(sb, pvar::HandleId::from_raw(sb.to_raw()))),
+        code(read_u64(b, sb, pvar::HandleId::from_raw(sb.to_raw()))),
         Err(ErrorCode::InvalidHandle)
     );
     // Nothing of b's was touched.
-    assert_eq!(b.read_u64(sb, hb).unwrap(), 7);
-    assert_eq!(b.tool_stats().handles, 1);
-    assert_eq!(a.read_u64(sa, ha).unwrap(), 0);
+    assert_eq!(read_u64(b, sb, hb).unwrap(), 7);
+    assert_eq!(b.stats().handles, 1);
+    assert_eq!(read_u64(a, sa, ha).unwrap(), 0);
 }
 
 /// Defect 4: non-continuous GENERIC handles and callback HIGH/LOWWATERMARK
@@ -614,29 +630,29 @@ fn stopped_generic_and_callback_watermark_are_frozen() {
         .unwrap();
     let s = reg.session().unwrap();
     g.set(1);
-    let (hg, _) = s.alloc(g.index(), None).unwrap();
-    let (hc, _) = s.alloc(cw.index(), None).unwrap();
+    let hg = s.handle(g.index()).unwrap().typed::<u64>().unwrap();
+    let hc = s.handle(cw.index()).unwrap().typed::<u64>().unwrap();
     let set = |v: u64| {
         g.set(v);
         LEVEL.store(v, Ordering::Relaxed);
     };
     set(2);
-    for h in [hg, hc] {
+    for h in [&hg, &hc] {
         assert_eq!(
-            s.read_u64(h).unwrap(),
+            h.read().unwrap(),
             1,
             "before the first start: the value at allocation"
         );
     }
     s.start_all().unwrap();
     set(3);
-    for h in [hg, hc] {
-        assert_eq!(s.read_u64(h).unwrap(), 3, "started: the current value");
+    for h in [&hg, &hc] {
+        assert_eq!(h.read().unwrap(), 3, "started: the current value");
     }
     s.stop_all().unwrap();
     set(4);
-    for h in [hg, hc] {
-        assert_eq!(s.read_u64(h).unwrap(), 3, "stopped: frozen at the stop");
+    for h in [&hg, &hc] {
+        assert_eq!(h.read().unwrap(), 3, "stopped: frozen at the stop");
     }
 }
 
@@ -672,17 +688,17 @@ fn callback_watermark_is_read_only_and_sessions_stay_apart() {
         )
         .register()
         .unwrap();
-    let info = reg.pvar_info(cw.index()).unwrap();
+    let info = reg.pvars().info(cw.index()).unwrap();
     assert!(info.readonly && !info.atomic, "{info:?}");
     let (s1, s2) = (reg.session().unwrap(), reg.session().unwrap());
-    let (h1, _) = s1.alloc(cw.index(), None).unwrap();
-    let (h2, _) = s2.alloc(cw.index(), None).unwrap();
-    s1.start(h1).unwrap();
-    s2.start(h2).unwrap();
+    let h1 = s1.handle(cw.index()).unwrap().typed::<u64>().unwrap();
+    let h2 = s2.handle(cw.index()).unwrap().typed::<u64>().unwrap();
+    h1.start().unwrap();
+    h2.start().unwrap();
     let no_write = Err(ErrorCode::PvarNoWrite);
-    assert_eq!(s1.reset(h1).map_err(|e| e.code()), no_write);
-    assert_eq!(s1.write(h1, &[0]).map_err(|e| e.code()), no_write);
-    assert_eq!(s2.read_u64(h2).unwrap(), 50);
+    assert_eq!(h1.reset().map_err(|e| e.code()), no_write);
+    assert_eq!(h1.write(0).map_err(|e| e.code()), no_write);
+    assert_eq!(h2.read().unwrap(), 50);
     // A callback COUNTER is writable, per handle: the other session's
     // handle does not see the write.
     static TOTAL: AtomicU64 = AtomicU64::new(100);
@@ -696,15 +712,15 @@ fn callback_watermark_is_read_only_and_sessions_stay_apart() {
         .continuous(true)
         .register()
         .unwrap();
-    let (c1, _) = s1.alloc(cc.index(), None).unwrap();
-    let (c2, _) = s2.alloc(cc.index(), None).unwrap();
+    let c1 = s1.handle(cc.index()).unwrap().typed::<u64>().unwrap();
+    let c2 = s2.handle(cc.index()).unwrap().typed::<u64>().unwrap();
     TOTAL.fetch_add(5, Ordering::Relaxed);
-    s1.write(c1, &[1000]).unwrap();
-    assert_eq!(s1.read_u64(c1).unwrap(), 1000);
-    assert_eq!(s2.read_u64(c2).unwrap(), 5);
-    s1.reset(c1).unwrap();
-    assert_eq!(s1.read_u64(c1).unwrap(), 0);
-    assert_eq!(s2.read_u64(c2).unwrap(), 5);
+    c1.write(1000).unwrap();
+    assert_eq!(c1.read().unwrap(), 1000);
+    assert_eq!(c2.read().unwrap(), 5);
+    c1.reset().unwrap();
+    assert_eq!(c1.read().unwrap(), 0);
+    assert_eq!(c2.read().unwrap(), 5);
 }
 
 /// Found with the outside scenario: summing a TIMER's readreset deltas fell
@@ -719,13 +735,14 @@ fn timer_readreset_deltas_sum_to_the_never_reset_reading() {
         let name = format!("t_{}", datatype.c_name());
         let t = reg.timer(&name).datatype(datatype).register().unwrap();
         let s = reg.session().unwrap();
-        let (total, _) = s.alloc(t.index(), None).unwrap();
-        let (deltas, _) = s.alloc(t.index(), None).unwrap();
+        // Keyed handles: raw elements whatever the datatype.
+        let (total, _) = s.tool().handle_alloc(s.id(), t.index(), None).unwrap();
+        let (deltas, _) = s.tool().handle_alloc(s.id(), t.index(), None).unwrap();
         s.start_all().unwrap();
         let (mut sum_ns, mut sum_s) = (0u64, 0f64);
         let mut add = |s: &Session| {
             let mut d = [0u64];
-            s.readreset(deltas, &mut d).unwrap();
+            s.tool().readreset(s.id(), deltas, 0, &mut d).unwrap();
             sum_ns = sum_ns.wrapping_add(d[0]);
             sum_s += f64::from_bits(d[0]);
         };
@@ -738,7 +755,7 @@ fn timer_readreset_deltas_sum_to_the_never_reset_reading() {
         s.stop_all().unwrap();
         add(&s);
         let mut v = [0u64];
-        s.read(total, &mut v).unwrap();
+        s.tool().read(s.id(), total, 0, &mut v).unwrap();
         if datatype == Datatype::Double {
             let total = f64::from_bits(v[0]);
             assert!(total > 0.0);
@@ -763,34 +780,38 @@ fn timer_readreset_deltas_sum_to_the_never_reset_reading() {
 #[test]
 fn engine_variables_read_what_their_descriptions_say() {
     let reg = Registry::new();
-    pvar::observe::register_engine_vars(&reg).unwrap();
+    pvar::process::observe::register_engine_vars(&reg).unwrap();
     let other = reg.session().unwrap(); // one session before ours
     let c = reg.counter("c").register().unwrap();
-    let (hc, _) = other.alloc(c.index(), None).unwrap();
+    let (hc, _) = other
+        .tool()
+        .handle_alloc(other.id(), c.index(), None)
+        .unwrap();
     for _ in 0..3 {
-        other.read_u64(hc).unwrap();
+        read_u64(other.tool(), other.id(), hc).unwrap();
     }
     let s = reg.session().unwrap();
-    let index = |name| reg.pvar_index(name, PvarClass::Level).unwrap();
-    let desc = |i: usize| reg.pvar_info(i).unwrap().description.clone();
+    let index = |name| reg.pvars().index(name, PvarClass::Level).unwrap();
+    let desc = |i: usize| reg.pvars().info(i).unwrap().description.clone();
     let reads_index = reg
-        .pvar_index("pvar_engine_reads", PvarClass::Counter)
+        .pvars()
+        .index("pvar_engine_reads", PvarClass::Counter)
         .unwrap();
     assert!(
         desc(reads_index).contains("from its allocation"),
         "{}",
         desc(reads_index)
     );
-    let (reads, _) = s.alloc(reads_index, None).unwrap();
-    assert_eq!(reg.tool_stats().reads, 3, "served by the registry so far");
+    let (reads, _) = s.tool().handle_alloc(s.id(), reads_index, None).unwrap();
+    assert_eq!(reg.tool().stats().reads, 3, "served by the registry so far");
     assert_eq!(
-        s.read_u64(reads).unwrap(),
+        read_u64(s.tool(), s.id(), reads).unwrap(),
         0,
         "a fresh handle counts from its allocation"
     );
-    other.read_u64(hc).unwrap();
+    read_u64(other.tool(), other.id(), hc).unwrap();
     // The read just made and this handle's own first read.
-    assert_eq!(s.read_u64(reads).unwrap(), 2);
+    assert_eq!(read_u64(s.tool(), s.id(), reads).unwrap(), 2);
     // Two sessions; handles: `hc`, `reads`, and one more per iteration
     // (the handle reading the variable counts itself).
     for (name, now) in [("pvar_engine_sessions", 2), ("pvar_engine_handles", 4)] {
@@ -799,8 +820,8 @@ fn engine_variables_read_what_their_descriptions_say() {
             "{}",
             desc(index(name))
         );
-        let (h, _) = s.alloc(index(name), None).unwrap();
-        assert_eq!(s.read_u64(h).unwrap(), now, "{name}");
+        let (h, _) = s.tool().handle_alloc(s.id(), index(name), None).unwrap();
+        assert_eq!(read_u64(s.tool(), s.id(), h).unwrap(), now, "{name}");
     }
 }
 
@@ -830,8 +851,8 @@ fn callback_level_values_are_not_clamped() {
         .register()
         .unwrap();
     let s = reg.session().unwrap();
-    let (hf, _) = s.alloc(f.index(), None).unwrap();
-    let (hu, _) = s.alloc(u.index(), None).unwrap();
-    assert_eq!(s.read_f64(hf).unwrap(), -2.5);
-    assert_eq!(s.read_u64(hu).unwrap(), (-3i64) as u64);
+    let hf = s.handle(f.index()).unwrap().typed::<f64>().unwrap();
+    let hu = s.handle(u.index()).unwrap().typed::<u64>().unwrap();
+    assert_eq!(hf.read().unwrap(), -2.5);
+    assert_eq!(hu.read().unwrap(), (-3i64) as u64);
 }

@@ -3,7 +3,14 @@
 //! alive, watermark subscriber slots and handle keys recycled while other
 //! handles stay started, and element ranges of array handles.
 
-use pvar::{BindKind, Datatype, ErrorCode, ObjectRef, Registry};
+use pvar::{BindKind, Datatype, ErrorCode, HandleId, ObjectRef, Registry, SessionId, Tool};
+
+/// Element 0 of a handle.
+fn read_u64(tool: &Tool, s: SessionId, h: HandleId) -> pvar::Result<u64> {
+    let mut v = [0u64];
+    tool.read(s, h, 0, &mut v)?;
+    Ok(v[0])
+}
 
 /// bound instances dropped and re-created for the same
 /// and for other objects, with tool handles alive on the old instance
@@ -33,7 +40,8 @@ fn bound_instance_recycling_with_live_handles() {
         .datatype(Datatype::UnsignedLongLong)
         .register_bound()
         .unwrap();
-    let s = reg.session().unwrap();
+    let session = reg.session().unwrap(); // freed when dropped
+    let (tool, s) = (session.tool(), session.id());
     let obj = |h| Some(ObjectRef::new(BindKind::Comm, h));
 
     // Timer instance with count 2 (4 cells), started on two threads.
@@ -42,27 +50,30 @@ fn bound_instance_recycling_with_live_handles() {
     std::thread::scope(|sc| {
         sc.spawn(|| ti.start_at(0));
     });
-    let (th, n) = s.alloc(t.index(), obj(1)).unwrap();
+    let (th, n) = tool.handle_alloc(s, t.index(), obj(1)).unwrap();
     assert_eq!(n, 2);
     drop(ti);
     t.drop_instance(1).unwrap();
-    assert_eq!(s.read_u64(th).unwrap_err().code(), ErrorCode::InvalidIndex);
+    assert_eq!(
+        read_u64(tool, s, th).unwrap_err().code(),
+        ErrorCode::InvalidIndex
+    );
     // The old storage is alive (tool handle): a 4-cell counter must not
     // get its range.
     let ci = c.create_instance(1, 4).unwrap();
     ci.add_at(0, 5);
-    s.free(th).unwrap();
+    tool.handle_free(s, th).unwrap();
     // Now the timer's range is free: a 4-element f64 aggregate may take it.
     let fi = f.create_instance(7, 4).unwrap();
     for i in 0..4 {
         assert_eq!(fi.get_at(i), 0.0);
     }
     fi.add_at(3, 0.25);
-    let (fh, _) = s.alloc(f.index(), obj(7)).unwrap();
-    s.start(fh).unwrap();
+    let (fh, _) = tool.handle_alloc(s, f.index(), obj(7)).unwrap();
+    tool.start(s, fh).unwrap();
     fi.add_at(3, 0.5);
     let mut out = [0u64; 4];
-    s.read(fh, &mut out).unwrap();
+    tool.read(s, fh, 0, &mut out).unwrap();
     assert_eq!(f64::from_bits(out[3]), 0.5);
     // Re-create the timer for the same object: no running interval.
     let ti2 = t.create_instance(1, 2).unwrap();
@@ -81,33 +92,37 @@ fn bound_instance_recycling_with_live_handles() {
 fn watermark_subscription_reuse_and_ranges() {
     let reg = Registry::new();
     let w = reg.high_watermark::<u64>("hw").count(3).register().unwrap();
-    let s = reg.session().unwrap();
-    let (keep, _) = s.alloc(w.index(), None).unwrap();
-    s.start(keep).unwrap();
-    let (a, _) = s.alloc(w.index(), None).unwrap();
-    s.start(a).unwrap();
+    let session = reg.session().unwrap(); // freed when dropped
+    let (tool, s) = (session.tool(), session.id());
+    let (keep, _) = tool.handle_alloc(s, w.index(), None).unwrap();
+    tool.start(s, keep).unwrap();
+    let (a, _) = tool.handle_alloc(s, w.index(), None).unwrap();
+    tool.start(s, a).unwrap();
     w.update_at(1, 50);
-    s.free(a).unwrap();
-    let (b, _) = s.alloc(w.index(), None).unwrap(); // reuses a's slot
+    tool.handle_free(s, a).unwrap();
+    let (b, _) = tool.handle_alloc(s, w.index(), None).unwrap(); // reuses a's slot
     assert_ne!(a, b);
-    assert_eq!(s.read_u64(a).unwrap_err().code(), ErrorCode::InvalidHandle);
+    assert_eq!(
+        read_u64(tool, s, a).unwrap_err().code(),
+        ErrorCode::InvalidHandle
+    );
     assert!(
-        !reg.is_started(s.id(), b).unwrap(),
+        !tool.is_started(s, b).unwrap(),
         "recycled slot starts stopped"
     );
     w.update_at(1, 80);
     let mut out = [0u64; 3];
-    s.read(b, &mut out).unwrap();
+    tool.read(s, b, 0, &mut out).unwrap();
     assert_eq!(out, [0, 50, 0], "stopped: marks frozen at allocation");
-    s.start(b).unwrap();
+    tool.start(s, b).unwrap();
     w.update_at(2, 90);
     w.update_at(2, 10);
-    reg.write_range(s.id(), b, 1, &[5]).unwrap(); // level 80 passes 5
+    tool.write(s, b, 1, &[5]).unwrap(); // level 80 passes 5
     let mut two = [0u64; 2];
-    reg.readreset_range(s.id(), b, 1, &mut two).unwrap();
+    tool.readreset(s, b, 1, &mut two).unwrap();
     assert_eq!(two, [80, 90]);
-    s.read(b, &mut out).unwrap();
+    tool.read(s, b, 0, &mut out).unwrap();
     assert_eq!(out, [0, 80, 10]);
-    s.read(keep, &mut out).unwrap();
+    tool.read(s, keep, 0, &mut out).unwrap();
     assert_eq!(out, [0, 80, 90]);
 }

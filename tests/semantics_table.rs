@@ -337,7 +337,7 @@ struct Tool<'a> {
 impl Tool<'_> {
     fn read(&self, s: SessionId, h: HandleId, n: usize) -> Vec<u64> {
         let mut v = vec![0; n];
-        self.reg.read(s, h, &mut v).unwrap();
+        self.reg.tool().read(s, h, 0, &mut v).unwrap();
         v
     }
     fn code<T>(&self, r: pvar::Result<T>) -> Result<T, ErrorCode> {
@@ -367,19 +367,19 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
         reg: &reg,
         what: what.clone(),
     };
-    let info = reg.pvar_info(v.index).unwrap();
+    let info = reg.pvars().info(v.index).unwrap();
     assert_eq!(
         (info.continuous, info.readonly, info.atomic),
         (rule.continuous, rule.readonly, rule.atomic),
         "{what}: get_info flags"
     );
 
-    let s = reg.session_create().unwrap();
-    let (h, n) = reg.handle_alloc(s, v.index, v.object).unwrap();
+    let s = reg.tool().session_create().unwrap();
+    let (h, n) = reg.tool().handle_alloc(s, v.index, v.object).unwrap();
     assert_eq!(n, if bound { BOUND_COUNT } else { 1 }, "{what}: count");
     let read = |h| t.read(s, h, n);
     let bump = &v.bump;
-    let is_started = |h| reg.is_started(s, h).unwrap();
+    let is_started = |h| reg.tool().is_started(s, h).unwrap();
     assert_eq!(is_started(h), continuous, "{what}: started at allocation");
 
     // Allocation: a non-continuous handle is stopped, frozen.
@@ -407,8 +407,8 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
             assert_eq!(r, Ok(()), "{}", t.what);
         }
     };
-    startstop(reg.start(s, h));
-    startstop(reg.start(s, h)); // a started handle: nothing changes
+    startstop(reg.tool().start(s, h));
+    startstop(reg.tool().start(s, h)); // a started handle: nothing changes
     let b0 = read(h);
     bump();
     let b1 = read(h);
@@ -419,7 +419,7 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
         assert_eq!(b0[0], 0, "{what}: SUM counts from the start");
         assert!(per_bump > 0);
     }
-    startstop(reg.stop(s, h));
+    startstop(reg.tool().stop(s, h));
     if !continuous {
         assert!(!is_started(h));
         let c0 = read(h);
@@ -429,7 +429,7 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
 
     // write: this handle's value, nothing else; frozen while stopped.
     let w = written(class);
-    let r = t.code(reg.write(s, h, &vec![w; n]));
+    let r = t.code(reg.tool().write(s, h, 0, &vec![w; n]));
     if rule.readonly {
         assert_eq!(r, Err(ErrorCode::PvarNoWrite), "{what}: write");
     } else {
@@ -446,7 +446,7 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
     }
 
     // reset: the starting value (0, or a watermark's level), frozen while stopped.
-    let r = t.code(reg.reset(s, h));
+    let r = t.code(reg.tool().reset(s, h));
     let starting = || match rule.history {
         History::Sum => vec![0; n],
         _ => vec![(v.level)(); n],
@@ -469,12 +469,12 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
 
     // readreset: atomic read and reset.
     if !continuous {
-        startstop(reg.start(s, h));
+        startstop(reg.tool().start(s, h));
     }
     bump();
     let before = read(h);
     let mut out = vec![0; n];
-    let r = t.code(reg.readreset(s, h, &mut out));
+    let r = t.code(reg.tool().readreset(s, h, 0, &mut out));
     if rule.atomic {
         assert_eq!(r, Ok(()), "{what}: readreset");
         assert_eq!(out, before, "{what}: readreset returns the value");
@@ -486,23 +486,23 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
     // Two sessions: nothing one does changes what the other reads. `h2`
     // and `h3` (two more sessions) live the same life; session 1 does
     // everything to `h` in between.
-    let s2 = reg.session_create().unwrap();
-    let s3 = reg.session_create().unwrap();
-    let (h2, _) = reg.handle_alloc(s2, v.index, v.object).unwrap();
-    let (h3, _) = reg.handle_alloc(s3, v.index, v.object).unwrap();
+    let s2 = reg.tool().session_create().unwrap();
+    let s3 = reg.tool().session_create().unwrap();
+    let (h2, _) = reg.tool().handle_alloc(s2, v.index, v.object).unwrap();
+    let (h3, _) = reg.tool().handle_alloc(s3, v.index, v.object).unwrap();
     if !continuous {
-        reg.start(s2, h2).unwrap();
-        reg.start(s3, h3).unwrap();
+        reg.tool().start(s2, h2).unwrap();
+        reg.tool().start(s3, h3).unwrap();
     }
     bump();
-    let _ = reg.stop(s, h);
-    let _ = reg.write(s, h, &vec![w; n]);
-    let _ = reg.reset(s, h);
-    let _ = reg.start(s, h);
-    let _ = reg.readreset(s, h, &mut out);
-    reg.stop_all(s).unwrap();
-    reg.start_all(s).unwrap();
-    reg.reset_all(s).unwrap();
+    let _ = reg.tool().stop(s, h);
+    let _ = reg.tool().write(s, h, 0, &vec![w; n]);
+    let _ = reg.tool().reset(s, h);
+    let _ = reg.tool().start(s, h);
+    let _ = reg.tool().readreset(s, h, 0, &mut out);
+    reg.tool().stop_all(s).unwrap();
+    reg.tool().start_all(s).unwrap();
+    reg.tool().reset_all(s).unwrap();
     bump();
     assert_eq!(
         t.read(s2, h2, n),
@@ -514,8 +514,8 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
     // nothing.
     let other = Registry::with_clock(pvar::Clock::mock().0);
     let ov = register(&other, "v", class, storage, continuous, bound);
-    let os = other.session_create().unwrap();
-    let (oh, _) = other.handle_alloc(os, ov.index, ov.object).unwrap();
+    let os = other.tool().session_create().unwrap();
+    let (oh, _) = other.tool().handle_alloc(os, ov.index, ov.object).unwrap();
     let ot = Tool {
         reg: &other,
         what: what.clone(),
@@ -523,32 +523,32 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
     let theirs = ot.read(os, oh, n);
     let mut buf = vec![0; n];
     assert_eq!(
-        ot.code(other.read(s, h, &mut buf)),
+        ot.code(other.tool().read(s, h, 0, &mut buf)),
         Err(ErrorCode::InvalidSession),
         "{what}"
     );
     assert_eq!(
-        ot.code(other.read(os, h, &mut buf)),
+        ot.code(other.tool().read(os, h, 0, &mut buf)),
         Err(ErrorCode::InvalidHandle),
         "{what}"
     );
     assert_eq!(
-        ot.code(other.start(os, h)),
+        ot.code(other.tool().start(os, h)),
         Err(ErrorCode::InvalidHandle),
         "{what}"
     );
     assert_eq!(
-        ot.code(other.reset(os, h)),
+        ot.code(other.tool().reset(os, h)),
         Err(ErrorCode::InvalidHandle),
         "{what}"
     );
     assert_eq!(
-        ot.code(other.handle_free(os, h)),
+        ot.code(other.tool().handle_free(os, h)),
         Err(ErrorCode::InvalidHandle),
         "{what}"
     );
     assert_eq!(
-        ot.code(other.session_free(s)),
+        ot.code(other.tool().session_free(s)),
         Err(ErrorCode::InvalidSession),
         "{what}"
     );
@@ -557,38 +557,38 @@ fn check(class: PvarClass, storage: Storage, continuous: bool, bound: bool, rule
         theirs,
         "{what}: the other registry's handle moved"
     );
-    assert_eq!(other.tool_stats().handles, 1);
+    assert_eq!(other.tool().stats().handles, 1);
     assert!(
-        reg.read(s, h, &mut buf).is_ok(),
+        reg.tool().read(s, h, 0, &mut buf).is_ok(),
         "{what}: our handle survives"
     );
 
     // ALL_HANDLES: continuous (start/stop) and read-only (reset) handles
     // are skipped, so the calls succeed.
     for _ in 0..2 {
-        assert_eq!(t.code(reg.start_all(s)), Ok(()), "{what}: start_all");
-        assert_eq!(t.code(reg.stop_all(s)), Ok(()), "{what}: stop_all");
-        assert_eq!(t.code(reg.reset_all(s)), Ok(()), "{what}: reset_all");
+        assert_eq!(t.code(reg.tool().start_all(s)), Ok(()), "{what}: start_all");
+        assert_eq!(t.code(reg.tool().stop_all(s)), Ok(()), "{what}: stop_all");
+        assert_eq!(t.code(reg.tool().reset_all(s)), Ok(()), "{what}: reset_all");
     }
     assert_eq!(is_started(h), continuous, "{what}: stop_all");
 
     // free: the key is dead, the other handles live on.
-    reg.handle_free(s, h).unwrap();
+    reg.tool().handle_free(s, h).unwrap();
     assert_eq!(
-        t.code(reg.read(s, h, &mut buf)),
+        t.code(reg.tool().read(s, h, 0, &mut buf)),
         Err(ErrorCode::InvalidHandle),
         "{what}"
     );
     assert_eq!(
-        t.code(reg.handle_free(s, h)),
+        t.code(reg.tool().handle_free(s, h)),
         Err(ErrorCode::InvalidHandle),
         "{what}"
     );
-    assert!(reg.read(s2, h2, &mut buf).is_ok(), "{what}");
-    reg.session_free(s).unwrap();
-    reg.session_free(s2).unwrap();
-    reg.session_free(s3).unwrap();
-    assert_eq!(reg.tool_stats().handles, 0, "{what}: every handle freed");
+    assert!(reg.tool().read(s2, h2, 0, &mut buf).is_ok(), "{what}");
+    reg.tool().session_free(s).unwrap();
+    reg.tool().session_free(s2).unwrap();
+    reg.tool().session_free(s3).unwrap();
+    assert_eq!(reg.tool().stats().handles, 0, "{what}: every handle freed");
 }
 
 /// Every combination the rules allow, with its rule.

@@ -31,7 +31,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
 use std::time::{Duration, Instant};
 
-use pvar::{Counter, HandleId, Registry, SessionId};
+use pvar::{Counter, HandleId, Registry, SessionId, Tool};
 
 // ---------------------------------------------------------------------------
 // The allocator that aborts inside a signal handler.
@@ -219,11 +219,23 @@ fn error() {
     HANDLER_ERRORS.fetch_add(1, Relaxed);
 }
 
+/// Element 0 of a handle (a stack buffer: async-signal-safe).
+fn read_u64(tool: &Tool, s: SessionId, h: HandleId) -> pvar::Result<u64> {
+    let mut v = [0u64];
+    tool.read(s, h, 0, &mut v)?;
+    Ok(v[0])
+}
+
+/// Element 0 of an `MPI_DOUBLE` handle (a TIMER in seconds).
+fn read_f64(tool: &Tool, s: SessionId, h: HandleId) -> pvar::Result<f64> {
+    read_u64(tool, s, h).map(f64::from_bits)
+}
+
 fn sample(reg: &Registry) {
     let s = sid(&S_MAIN);
 
     // Counter, never reset: monotonic per thread.
-    match reg.read_u64(s, hid(&H_MONO)) {
+    match read_u64(reg.tool(), s, hid(&H_MONO)) {
         Ok(v) => {
             if v < LAST_COUNTER.get() {
                 COUNTER_BACKWARDS.fetch_add(1, Relaxed);
@@ -235,13 +247,13 @@ fn sample(reg: &Registry) {
 
     // Counter and aggregate, read-reset: every delta is kept.
     let mut one = [0u64; 1];
-    match reg.readreset(s, hid(&H_RR), &mut one) {
+    match reg.tool().readreset(s, hid(&H_RR), 0, &mut one) {
         Ok(()) => {
             RR_SUM.fetch_add(one[0], Relaxed);
         }
         Err(_) => error(),
     }
-    match reg.readreset(s, hid(&H_AGG_RR), &mut one) {
+    match reg.tool().readreset(s, hid(&H_AGG_RR), 0, &mut one) {
         Ok(()) => {
             AGG_RR_SUM.fetch_add(one[0], Relaxed);
         }
@@ -249,7 +261,7 @@ fn sample(reg: &Registry) {
     }
 
     // Timer in seconds: ticks converted in the handler; monotonic, finite.
-    match reg.read_f64(s, hid(&H_TIMER)) {
+    match read_f64(reg.tool(), s, hid(&H_TIMER)) {
         Ok(t) => {
             if !t.is_finite() || t < 0.0 {
                 TIMER_BAD.fetch_add(1, Relaxed);
@@ -262,7 +274,7 @@ fn sample(reg: &Registry) {
         }
         Err(_) => error(),
     }
-    match reg.readreset(s, hid(&H_TIMER_RR), &mut one) {
+    match reg.tool().readreset(s, hid(&H_TIMER_RR), 0, &mut one) {
         Ok(()) => {
             let t = f64::from_bits(one[0]);
             if !t.is_finite() || t < 0.0 {
@@ -275,7 +287,7 @@ fn sample(reg: &Registry) {
     // High watermark: element w has one writer (worker w), element WORKERS
     // is written by every worker.
     let mut marks = [0u64; WORKERS + 1];
-    match reg.read(s, hid(&H_HWM), &mut marks) {
+    match reg.tool().read(s, hid(&H_HWM), 0, &mut marks) {
         Ok(()) => {
             // Element 0 (worker 0's) on every thread.
             if marks[0] < LAST_HWM.get() {
@@ -289,7 +301,11 @@ fn sample(reg: &Registry) {
         }
         Err(_) => error(),
     }
-    if reg.readreset(s, hid(&H_HWM_RR), &mut marks).is_err() {
+    if reg
+        .tool()
+        .readreset(s, hid(&H_HWM_RR), 0, &mut marks)
+        .is_err()
+    {
         error();
     }
 
@@ -298,24 +314,26 @@ fn sample(reg: &Registry) {
     let n = LOCAL_SIGNALS.get().wrapping_add(1);
     LOCAL_SIGNALS.set(n);
     let ok = if n & 1 == 1 {
-        reg.stop_all(t).is_ok() && reg.start(t, hid(&H_TOGGLE)).is_ok()
+        reg.tool().stop_all(t).is_ok() && reg.tool().start(t, hid(&H_TOGGLE)).is_ok()
     } else {
-        reg.stop(t, hid(&H_TOGGLE)).is_ok()
-            && reg.start_all(t).is_ok()
-            && reg.reset_all(t).is_ok()
-            && reg.reset(t, hid(&H_TOGGLE)).is_ok()
+        reg.tool().stop(t, hid(&H_TOGGLE)).is_ok()
+            && reg.tool().start_all(t).is_ok()
+            && reg.tool().reset_all(t).is_ok()
+            && reg.tool().reset(t, hid(&H_TOGGLE)).is_ok()
     };
     if ok {
         TOGGLES.fetch_add(1, Relaxed);
     } else {
         error();
     }
-    if reg.read_u64(t, hid(&H_TOGGLE)).is_err() || reg.is_started(t, hid(&H_TOGGLE)).is_err() {
+    if read_u64(reg.tool(), t, hid(&H_TOGGLE)).is_err()
+        || reg.tool().is_started(t, hid(&H_TOGGLE)).is_err()
+    {
         error();
     }
 
     // The tool thread's short-lived handle: valid, or detected as stale.
-    match reg.read_u64(sid(&CHURN_S), hid(&CHURN_H)) {
+    match read_u64(reg.tool(), sid(&CHURN_S), hid(&CHURN_H)) {
         Ok(_) => CHURN_READS_OK.fetch_add(1, Relaxed),
         Err(_) => CHURN_READS_STALE.fetch_add(1, Relaxed),
     };
@@ -332,7 +350,7 @@ fn sample(reg: &Registry) {
         }
     }
 
-    let _ = reg.tool_stats();
+    let _ = reg.tool().stats();
 
     if SELFTEST_ALLOC.load(Relaxed) {
         drop(std::hint::black_box(Box::new(0u8)));
@@ -490,10 +508,10 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         .unwrap();
     let handler_counter = reg.counter("sig_handler_updates").register().unwrap();
 
-    let s = reg.session_create().unwrap();
+    let s = reg.tool().session_create().unwrap();
     let alloc = |index: usize| {
-        let (h, _) = reg.handle_alloc(s, index, None).unwrap();
-        reg.start(s, h).unwrap();
+        let (h, _) = reg.tool().handle_alloc(s, index, None).unwrap();
+        reg.tool().start(s, h).unwrap();
         h.to_raw()
     };
     S_MAIN.store(s.to_raw(), Relaxed);
@@ -505,13 +523,13 @@ fn handler_reads_and_resets_under_load_without_allocating() {
     H_HWM.store(alloc(hwm.index()), Relaxed);
     H_HWM_RR.store(alloc(hwm.index()), Relaxed);
 
-    let t = reg.session_create().unwrap();
+    let t = reg.tool().session_create().unwrap();
     S_TOGGLE.store(t.to_raw(), Relaxed);
-    let (ht, _) = reg.handle_alloc(t, counter.index(), None).unwrap();
+    let (ht, _) = reg.tool().handle_alloc(t, counter.index(), None).unwrap();
     H_TOGGLE.store(ht.to_raw(), Relaxed);
-    reg.handle_alloc(t, timer.index(), None).unwrap();
-    reg.handle_alloc(t, hwm.index(), None).unwrap();
-    reg.start_all(t).unwrap();
+    reg.tool().handle_alloc(t, timer.index(), None).unwrap();
+    reg.tool().handle_alloc(t, hwm.index(), None).unwrap();
+    reg.tool().start_all(t).unwrap();
 
     HANDLER_COUNTER.store(Box::into_raw(Box::new(handler_counter.clone())), Release);
     REG.store(reg as *const Registry as *mut Registry, Release);
@@ -561,23 +579,23 @@ fn handler_reads_and_resets_under_load_without_allocating() {
             let mut iterations = 0u64;
             let mut buf = [0u64; WORKERS + 1];
             while !STOP_WORK.load(Relaxed) {
-                let s = reg.session_create().unwrap();
+                let s = reg.tool().session_create().unwrap();
                 CHURN_S.store(s.to_raw(), SeqCst);
                 let mut hs = Vec::new();
                 for &i in &indices {
-                    let (h, _) = reg.handle_alloc(s, i, None).unwrap();
-                    reg.start(s, h).unwrap();
+                    let (h, n) = reg.tool().handle_alloc(s, i, None).unwrap();
+                    reg.tool().start(s, h).unwrap();
                     CHURN_H.store(h.to_raw(), SeqCst);
-                    hs.push(h);
+                    hs.push((h, n));
                 }
-                for &h in &hs {
-                    reg.read(s, h, &mut buf).unwrap();
-                    reg.readreset(s, h, &mut buf).unwrap();
+                for &(h, n) in &hs {
+                    reg.tool().read(s, h, 0, &mut buf[..n]).unwrap();
+                    reg.tool().readreset(s, h, 0, &mut buf[..n]).unwrap();
                 }
-                reg.handle_free(s, hs[0]).unwrap();
-                reg.handle_free(s, hs[2]).unwrap();
+                reg.tool().handle_free(s, hs[0].0).unwrap();
+                reg.tool().handle_free(s, hs[2].0).unwrap();
                 // The rest go with the session.
-                reg.session_free(s).unwrap();
+                reg.tool().session_free(s).unwrap();
                 iterations += 1;
                 TOOL_CYCLES.store(iterations, Relaxed);
             }
@@ -721,19 +739,19 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         "updates per worker: {last:?}"
     );
 
-    let final_rr = reg.read_u64(s, hid(&H_RR)).unwrap();
+    let final_rr = read_u64(reg.tool(), s, hid(&H_RR)).unwrap();
     assert_eq!(
         RR_SUM.load(SeqCst) + final_rr,
         updates,
         "read-reset deltas + final read = updates"
     );
-    assert_eq!(reg.read_u64(s, hid(&H_MONO)).unwrap(), updates);
+    assert_eq!(read_u64(reg.tool(), s, hid(&H_MONO)).unwrap(), updates);
     assert_eq!(counter.get(), updates);
-    let final_agg = reg.read_u64(s, hid(&H_AGG_RR)).unwrap();
+    let final_agg = read_u64(reg.tool(), s, hid(&H_AGG_RR)).unwrap();
     assert_eq!(AGG_RR_SUM.load(SeqCst) + final_agg, bytes);
 
     let mut marks = [0u64; WORKERS + 1];
-    reg.read(s, hid(&H_HWM), &mut marks).unwrap();
+    reg.tool().read(s, hid(&H_HWM), 0, &mut marks).unwrap();
     assert_eq!(&marks[..WORKERS], &last[..], "per-worker high watermarks");
     assert_eq!(
         marks[WORKERS],
@@ -741,7 +759,7 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         "shared high watermark"
     );
 
-    assert!(reg.read_f64(s, hid(&H_TIMER)).unwrap() > 0.0);
+    assert!(read_f64(reg.tool(), s, hid(&H_TIMER)).unwrap() > 0.0);
     assert_eq!(handler_counter.get(), HANDLER_UPDATES.load(SeqCst));
 
     DONE.store(true, SeqCst);

@@ -54,7 +54,7 @@ fn timer_interval_of_an_exited_thread_is_not_stopped_by_its_successor() {
     };
     second.join().unwrap();
     assert_eq!(
-        reg.thread_records(),
+        reg.pvars().thread_records(),
         1,
         "the second thread reused the first one's id and record"
     );

@@ -4,39 +4,45 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
-use pvar::{BindKind, Callbacks, Datatype, Notify, ObjectRef, PvarClass, Registry};
+use pvar::{
+    BindKind, Callbacks, Datatype, HandleId, Notify, ObjectRef, PvarClass, Registry, SessionId,
+    Tool,
+};
+
+/// Element 0 of a handle, through the keyed API.
+fn read_u64(tool: &Tool, s: SessionId, h: HandleId) -> pvar::Result<u64> {
+    let mut v = [0u64];
+    tool.read(s, h, 0, &mut v)?;
+    Ok(v[0])
+}
 
 #[test]
 fn sum_handle_follows_accum_offset_current() {
     let reg = Registry::new();
     let c = reg.counter("c").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(c.index(), None).unwrap();
+    let h = s.handle(c.index()).unwrap().typed::<u64>().unwrap();
     c.add(100); // stopped after allocation: not counted
-    assert_eq!(s.read_u64(h).unwrap(), 0);
-    s.start(h).unwrap();
+    assert_eq!(h.read().unwrap(), 0);
+    h.start().unwrap();
     c.add(7);
-    assert_eq!(
-        s.read_u64(h).unwrap(),
-        7,
-        "running: accum + current - offset"
-    );
-    s.stop(h).unwrap();
+    assert_eq!(h.read().unwrap(), 7, "running: accum + current - offset");
+    h.stop().unwrap();
     c.add(1000);
-    assert_eq!(s.read_u64(h).unwrap(), 7, "stopped: accum");
-    s.start(h).unwrap();
+    assert_eq!(h.read().unwrap(), 7, "stopped: accum");
+    h.start().unwrap();
     c.add(3);
-    assert_eq!(s.read_u64(h).unwrap(), 10);
-    s.reset(h).unwrap();
-    assert_eq!(s.read_u64(h).unwrap(), 0);
+    assert_eq!(h.read().unwrap(), 10);
+    h.reset().unwrap();
+    assert_eq!(h.read().unwrap(), 0);
     c.add(2);
     let mut out = [0u64];
-    s.readreset(h, &mut out).unwrap();
+    h.readreset_into(&mut out).unwrap();
     assert_eq!(out[0], 2);
-    assert_eq!(s.read_u64(h).unwrap(), 0);
-    s.write(h, &[50]).unwrap();
+    assert_eq!(h.read().unwrap(), 0);
+    h.write(50).unwrap();
     c.add(1);
-    assert_eq!(s.read_u64(h).unwrap(), 51);
+    assert_eq!(h.read().unwrap(), 51);
     assert_eq!(c.get(), 1113, "the hot cells are never written by a tool");
 }
 
@@ -46,20 +52,20 @@ fn sessions_are_isolated() {
     let c = reg.counter("c").register().unwrap();
     let a = reg.session().unwrap();
     let b = reg.session().unwrap();
-    let (ha, _) = a.alloc(c.index(), None).unwrap();
-    let (hb, _) = b.alloc(c.index(), None).unwrap();
-    a.start(ha).unwrap();
+    let ha = a.handle(c.index()).unwrap().typed::<u64>().unwrap();
+    let hb = b.handle(c.index()).unwrap().typed::<u64>().unwrap();
+    ha.start().unwrap();
     c.add(5);
-    b.start(hb).unwrap();
+    hb.start().unwrap();
     c.add(1);
-    a.reset(ha).unwrap();
+    ha.reset().unwrap();
     c.add(2);
-    b.stop(hb).unwrap();
+    hb.stop().unwrap();
     c.add(4);
-    assert_eq!(a.read_u64(ha).unwrap(), 6);
-    assert_eq!(b.read_u64(hb).unwrap(), 3);
-    b.write(hb, &[99]).unwrap();
-    assert_eq!(a.read_u64(ha).unwrap(), 6, "a write in b does not reach a");
+    assert_eq!(ha.read().unwrap(), 6);
+    assert_eq!(hb.read().unwrap(), 3);
+    hb.write(99).unwrap();
+    assert_eq!(ha.read().unwrap(), 6, "a write in b does not reach a");
 }
 
 #[test]
@@ -68,11 +74,11 @@ fn continuous_sum_runs_from_allocation() {
     let c = reg.counter("c").continuous(true).register().unwrap();
     c.add(10);
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(c.index(), None).unwrap();
-    assert_eq!(s.read_u64(h).unwrap(), 0, "starting value is 0");
+    let h = s.handle(c.index()).unwrap().typed::<u64>().unwrap();
+    assert_eq!(h.read().unwrap(), 0, "starting value is 0");
     c.add(4);
-    assert_eq!(s.read_u64(h).unwrap(), 4);
-    assert!(s.registry().is_started(s.id(), h).unwrap());
+    assert_eq!(h.read().unwrap(), 4);
+    assert!(h.handle().is_started());
 }
 
 #[test]
@@ -82,18 +88,18 @@ fn timer_and_f64_aggregate_handles() {
     let t = reg.timer("t").register().unwrap();
     let a = reg.aggregate::<f64>("a").register().unwrap();
     let s = reg.session().unwrap();
-    let (ht, _) = s.alloc(t.index(), None).unwrap();
-    let (ha, _) = s.alloc(a.index(), None).unwrap();
+    let ht = s.handle(t.index()).unwrap().typed::<f64>().unwrap();
+    let ha = s.handle(a.index()).unwrap().typed::<f64>().unwrap();
     s.start_all().unwrap();
     t.start();
     time.advance(std::time::Duration::from_millis(250));
     t.stop();
     a.add(1.5);
     a.add(2.25);
-    assert!((s.read_f64(ht).unwrap() - 0.25).abs() < 1e-6);
-    assert_eq!(s.read_f64(ha).unwrap(), 3.75);
-    s.write(ht, &[1.0f64.to_bits()]).unwrap();
-    assert!((s.read_f64(ht).unwrap() - 1.0).abs() < 1e-6);
+    assert!((ht.read().unwrap() - 0.25).abs() < 1e-6);
+    assert_eq!(ha.read().unwrap(), 3.75);
+    ht.write(1.0).unwrap();
+    assert!((ht.read().unwrap() - 1.0).abs() < 1e-6);
 }
 
 #[test]
@@ -104,13 +110,13 @@ fn watermark_handles_track_marks_per_session() {
     hi.init(5);
     lo.init(5);
     let s = reg.session().unwrap();
-    let (hh, _) = s.alloc(hi.index(), None).unwrap();
-    let (hl, _) = s.alloc(lo.index(), None).unwrap();
+    let hh = s.handle(hi.index()).unwrap().typed::<u64>().unwrap();
+    let hl = s.handle(lo.index()).unwrap().typed::<u64>().unwrap();
     hi.update(50); // stopped: not seen
     lo.update(50);
     s.start_all().unwrap();
     assert_eq!(
-        s.read_u64(hh).unwrap(),
+        hh.read().unwrap(),
         50,
         "starting value is the level at start"
     );
@@ -118,37 +124,29 @@ fn watermark_handles_track_marks_per_session() {
         hi.update(v);
         lo.update(v);
     }
-    assert_eq!(s.read_u64(hh).unwrap(), 70);
-    assert_eq!(s.read_u64(hl).unwrap(), 10);
+    assert_eq!(hh.read().unwrap(), 70);
+    assert_eq!(hl.read().unwrap(), 10);
     s.stop_all().unwrap();
     hi.update(1000);
     lo.update(0);
-    assert_eq!(
-        s.read_u64(hh).unwrap(),
-        70,
-        "stopped handles are not updated"
-    );
-    assert_eq!(s.read_u64(hl).unwrap(), 10);
+    assert_eq!(hh.read().unwrap(), 70, "stopped handles are not updated");
+    assert_eq!(hl.read().unwrap(), 10);
     s.start_all().unwrap();
     s.reset_all().unwrap();
-    assert_eq!(s.read_u64(hh).unwrap(), 1000, "reset: the current level");
-    assert_eq!(s.read_u64(hl).unwrap(), 0, "reset: the current level");
+    assert_eq!(hh.read().unwrap(), 1000, "reset: the current level");
+    assert_eq!(hl.read().unwrap(), 0, "reset: the current level");
     hi.update(3);
     let mut out = [0u64];
-    s.readreset(hh, &mut out).unwrap();
+    hh.readreset_into(&mut out).unwrap();
     assert_eq!(out[0], 1000, "readreset returns the mark before the reset");
-    assert_eq!(
-        s.read_u64(hh).unwrap(),
-        3,
-        "and restarts from the current level"
-    );
+    assert_eq!(hh.read().unwrap(), 3, "and restarts from the current level");
     // A second session sees its own marks.
     let s2 = reg.session().unwrap();
-    let (h2, _) = s2.alloc(hi.index(), None).unwrap();
-    s2.start(h2).unwrap();
+    let h2 = s2.handle(hi.index()).unwrap().typed::<u64>().unwrap();
+    h2.start().unwrap();
     hi.update(2);
-    assert_eq!(s2.read_u64(h2).unwrap(), 3, "level at start was 3");
-    assert_eq!(s.read_u64(hh).unwrap(), 3);
+    assert_eq!(h2.read().unwrap(), 3, "level at start was 3");
+    assert_eq!(hh.read().unwrap(), 3);
 }
 
 #[test]
@@ -159,17 +157,17 @@ fn memoryless_classes_read_the_current_value_in_every_session() {
     let pct = reg.percentage("p").register().unwrap();
     let a = reg.session().unwrap();
     let b = reg.session().unwrap();
-    let (la, _) = a.alloc(lvl.index(), None).unwrap();
-    let (lb, _) = b.alloc(lvl.index(), None).unwrap();
-    let (sa, _) = a.alloc(st.index(), None).unwrap();
-    let (pa, _) = a.alloc(pct.index(), None).unwrap();
+    let la = a.handle(lvl.index()).unwrap().typed::<u64>().unwrap();
+    let lb = b.handle(lvl.index()).unwrap().typed::<u64>().unwrap();
+    let sa = a.handle(st.index()).unwrap().typed::<i32>().unwrap();
+    let pa = a.handle(pct.index()).unwrap().typed::<f64>().unwrap();
     lvl.set(9);
     st.set(-2);
     pct.set(0.5);
-    assert_eq!(a.read_u64(la).unwrap(), 9);
-    assert_eq!(b.read_u64(lb).unwrap(), 9);
-    assert_eq!(a.read_u64(sa).unwrap() as i64, -2);
-    assert_eq!(a.read_f64(pa).unwrap(), 0.5);
+    assert_eq!(la.read().unwrap(), 9);
+    assert_eq!(lb.read().unwrap(), 9);
+    assert_eq!(sa.read().unwrap(), -2);
+    assert_eq!(pa.read().unwrap(), 0.5);
 }
 
 #[test]
@@ -184,32 +182,31 @@ fn arrays_and_bound_objects_through_handles() {
     let world = per_peer.create_instance(0x101, 3).unwrap();
     let pair = per_peer.create_instance(0x200, 2).unwrap();
     let s = reg.session().unwrap();
-    let (hw, nw) = s
-        .alloc(
-            per_peer.index(),
-            Some(ObjectRef::new(BindKind::Comm, 0x101)),
-        )
+    let hw = s
+        .handle_for(per_peer.index(), ObjectRef::new(BindKind::Comm, 0x101))
+        .unwrap()
+        .typed::<u64>()
         .unwrap();
-    let (hp, np) = s
-        .alloc(
-            per_peer.index(),
-            Some(ObjectRef::new(BindKind::Comm, 0x200)),
-        )
+    let hp = s
+        .handle_for(per_peer.index(), ObjectRef::new(BindKind::Comm, 0x200))
+        .unwrap()
+        .typed::<u64>()
         .unwrap();
+    let (nw, np) = (hw.handle().count(), hp.handle().count());
     assert_eq!((nw, np), (3, 2), "count depends on the object");
     s.start_all().unwrap();
     world.inc_at(2);
     world.add_at(0, 4);
     pair.inc_at(1);
     let mut out = [0u64; 3];
-    s.read(hw, &mut out).unwrap();
+    hw.read_into(&mut out).unwrap();
     assert_eq!(out, [4, 0, 1]);
     let mut out = [0u64; 2];
-    s.read(hp, &mut out).unwrap();
+    hp.read_into(&mut out).unwrap();
     assert_eq!(out, [0, 1]);
     per_peer.drop_instance(0x200).unwrap();
-    assert_eq!(s.read(hp, &mut out).unwrap_err(), pvar::Error::Inactive);
-    s.free(hp).unwrap();
+    assert_eq!(hp.read_into(&mut out).unwrap_err(), pvar::Error::inactive());
+    drop(hp); // frees the handle
 }
 
 #[test]
@@ -237,20 +234,21 @@ fn callback_variables_are_notified_and_count_per_object() {
         .register_bound()
         .unwrap();
     let s = reg.session().unwrap();
-    let (h, count) = s
-        .alloc(var.index(), Some(ObjectRef::new(BindKind::Win, 3)))
+    let h = s
+        .handle_for(var.index(), ObjectRef::new(BindKind::Win, 3))
         .unwrap();
-    assert_eq!(count, 3, "notify(Bind) decides the count");
-    s.start(h).unwrap();
-    s.stop(h).unwrap();
+    assert_eq!(h.count(), 3, "notify(Bind) decides the count");
+    let h = h.typed::<u64>().unwrap();
+    h.start().unwrap();
+    h.stop().unwrap();
     let mut out = [0u64; 3];
-    s.read(h, &mut out).unwrap();
+    h.read_into(&mut out).unwrap();
     assert_eq!(
         out,
         [0, 0, 0],
         "SUM semantics over the callback's current values"
     );
-    s.free(h).unwrap();
+    drop(h); // frees the handle
     assert_eq!(events.load(Ordering::SeqCst), 4, "bind, start, stop, free");
 }
 
@@ -270,8 +268,8 @@ fn sum_semantics_exact_under_concurrent_updaters() {
     let reg = Registry::new();
     let c = reg.counter("c").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(c.index(), None).unwrap();
-    s.start(h).unwrap();
+    let h = s.handle(c.index()).unwrap().typed::<u64>().unwrap();
+    h.start().unwrap();
     const THREADS: u64 = 4;
     const N: u64 = 500_000;
     // The workers go on past N until the tool has done this many
@@ -301,10 +299,10 @@ fn sum_semantics_exact_under_concurrent_updaters() {
     let _release = ReleaseOnExit(resets.clone());
     let mut done = 0;
     while workers.iter().any(|w| !w.is_finished()) {
-        let v1 = s.read_u64(h).unwrap();
-        let v2 = s.read_u64(h).unwrap();
+        let v1 = h.read().unwrap();
+        let v2 = h.read().unwrap();
         assert!(v2 >= v1, "counter reads never go backwards between resets");
-        s.readreset(h, &mut out).unwrap();
+        h.readreset_into(&mut out).unwrap();
         assert!(out[0] >= v2, "a readreset returns at least the last read");
         total += out[0];
         done += 1;
@@ -313,7 +311,7 @@ fn sum_semantics_exact_under_concurrent_updaters() {
     assert!(done >= RESETS, "{done} readresets while the workers ran");
     let updates: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
     assert!(updates >= THREADS * N);
-    s.readreset(h, &mut out).unwrap();
+    h.readreset_into(&mut out).unwrap();
     total += out[0];
     assert_eq!(total, updates);
 }
@@ -323,8 +321,8 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
     let reg = Registry::new();
     let hi = reg.high_watermark::<u64>("hw").register().unwrap();
     let s = reg.session().unwrap();
-    let (keep, _) = s.alloc(hi.index(), None).unwrap();
-    s.start(keep).unwrap();
+    let keep = s.handle(hi.index()).unwrap().typed::<u64>().unwrap();
+    keep.start().unwrap();
     // The updaters keep going until the churning thread has completed
     // enough alloc/start/read/stop/free cycles, so the two overlap however
     // the threads are scheduled.
@@ -355,12 +353,12 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
             let mut n = 0;
             let _release = ReleaseOnExit(cycles.clone());
             while !done.load(Ordering::Relaxed) {
-                let (h, _) = s.alloc(index, None).unwrap();
-                s.start(h).unwrap();
-                let v = s.read_u64(h).unwrap();
+                let h = s.handle(index).unwrap().typed::<u64>().unwrap();
+                h.start().unwrap();
+                let v = h.read().unwrap();
                 assert!(v <= 5001);
-                s.stop(h).unwrap();
-                s.free(h).unwrap();
+                h.stop().unwrap();
+                drop(h); // frees the handle
                 n += 1;
                 cycles.store(n, Ordering::Relaxed);
             }
@@ -373,11 +371,7 @@ fn watermark_correct_while_handles_start_stop_and_free_concurrently() {
     done.store(true, Ordering::Relaxed);
     let n = churn.join().unwrap();
     assert!(n >= CYCLES, "{n} churn cycles");
-    assert_eq!(
-        s.read_u64(keep).unwrap(),
-        5001,
-        "the highest level was seen"
-    );
+    assert_eq!(keep.read().unwrap(), 5001, "the highest level was seen");
 }
 
 #[test]
@@ -392,11 +386,11 @@ fn a_thousand_handles_in_ten_sessions() {
         .map(|s| {
             counters
                 .iter()
-                .map(|c| s.alloc(c.index(), None).unwrap().0)
+                .map(|c| s.tool().handle_alloc(s.id(), c.index(), None).unwrap().0)
                 .collect()
         })
         .collect();
-    assert_eq!(reg.tool_stats().handles, 1000);
+    assert_eq!(reg.tool().stats().handles, 1000);
     for (k, s) in sessions.iter().enumerate() {
         if k % 2 == 0 {
             s.start_all().unwrap();
@@ -408,16 +402,16 @@ fn a_thousand_handles_in_ten_sessions() {
     for (k, s) in sessions.iter().enumerate() {
         for (i, h) in handles[k].iter().enumerate() {
             let expect = if k % 2 == 0 { i as u64 } else { 0 };
-            assert_eq!(s.read_u64(*h).unwrap(), expect);
+            assert_eq!(read_u64(s.tool(), s.id(), *h).unwrap(), expect);
         }
     }
     drop(sessions);
     assert_eq!(
-        reg.tool_stats().handles,
+        reg.tool().stats().handles,
         0,
         "freeing a session frees its handles"
     );
-    assert_eq!(reg.tool_stats().sessions, 0);
+    assert_eq!(reg.tool().stats().sessions, 0);
 }
 
 #[test]
@@ -425,9 +419,9 @@ fn large_arrays_read_write_and_readreset_in_ranges() {
     let reg = Registry::new();
     let c = reg.counter("wide").count(1000).register().unwrap();
     let s = reg.session().unwrap();
-    let (h, n) = s.alloc(c.index(), None).unwrap();
+    let (h, n) = reg.tool().handle_alloc(s.id(), c.index(), None).unwrap();
     assert_eq!(n, 1000);
-    s.start(h).unwrap();
+    reg.tool().start(s.id(), h).unwrap();
     for i in 0..1000 {
         c.add_at(i, i as u64);
     }
@@ -436,31 +430,34 @@ fn large_arrays_read_write_and_readreset_in_ranges() {
     let mut first = 0;
     while first < 1000 {
         let n = (1000 - first).min(256);
-        reg.read_range(s.id(), h, first, &mut whole[first..first + n])
+        reg.tool()
+            .read(s.id(), h, first, &mut whole[first..first + n])
             .unwrap();
         first += n;
     }
     assert!(whole.iter().enumerate().all(|(i, &v)| v == i as u64));
     let mut all = vec![0u64; 1000];
-    s.read(h, &mut all).unwrap();
+    reg.tool().read(s.id(), h, 0, &mut all).unwrap();
     assert_eq!(all, whole, "a ranged read equals a whole read");
     let mut part = [0u64; 10];
-    reg.readreset_range(s.id(), h, 990, &mut part).unwrap();
+    reg.tool().readreset(s.id(), h, 990, &mut part).unwrap();
     assert_eq!(part.to_vec(), (990..1000).collect::<Vec<u64>>());
-    reg.read_range(s.id(), h, 990, &mut part).unwrap();
+    reg.tool().read(s.id(), h, 990, &mut part).unwrap();
     assert_eq!(part, [0; 10], "only the range was reset");
-    reg.write_range(s.id(), h, 0, &[7, 8]).unwrap();
-    reg.read_range(s.id(), h, 0, &mut part[..3]).unwrap();
+    reg.tool().write(s.id(), h, 0, &[7, 8]).unwrap();
+    reg.tool().read(s.id(), h, 0, &mut part[..3]).unwrap();
     assert_eq!(part[..3], [7, 8, 2]);
     assert_eq!(
-        reg.read_range(s.id(), h, 995, &mut [0; 10])
+        reg.tool()
+            .read(s.id(), h, 995, &mut [0; 10])
             .unwrap_err()
             .code(),
         pvar::ErrorCode::Invalid,
         "a range past the count"
     );
     assert_eq!(
-        reg.read_range(s.id(), h, usize::MAX, &mut [0; 2])
+        reg.tool()
+            .read(s.id(), h, usize::MAX, &mut [0; 2])
             .unwrap_err()
             .code(),
         pvar::ErrorCode::Invalid,
@@ -468,7 +465,7 @@ fn large_arrays_read_write_and_readreset_in_ranges() {
     );
 }
 
-/// `tool_stats().reads` counts every successful read exactly, whether the
+/// `tool().stats().reads` counts every successful read exactly, whether the
 /// reading thread counts in its own cell (it has updated a variable of the
 /// registry, so its record cache holds the registry's cell space) or in
 /// the shared fallback (it never has); failed reads are not counted.
@@ -477,8 +474,8 @@ fn reads_served_are_counted_exactly_on_every_thread() {
     let reg = Registry::new();
     let c = reg.counter("c").register().unwrap();
     let s = reg.session().unwrap();
-    let (h, _) = s.alloc(c.index(), None).unwrap();
-    let before = reg.tool_stats().reads;
+    let (h, _) = s.tool().handle_alloc(s.id(), c.index(), None).unwrap();
+    let before = reg.tool().stats().reads;
     std::thread::scope(|scope| {
         for updates_first in [true, false, true, false] {
             let (c, s) = (&c, &s);
@@ -487,15 +484,20 @@ fn reads_served_are_counted_exactly_on_every_thread() {
                     c.inc();
                 }
                 for _ in 0..10_000 {
-                    s.read_u64(h).unwrap();
+                    read_u64(s.tool(), s.id(), h).unwrap();
                 }
                 let mut two = [0u64; 2];
-                assert!(s.read(h, &mut two).is_ok());
-                assert!(s.read(h, &mut []).is_err(), "short buffer");
+                // The whole handle (count 1) is read; a range past the
+                // count fails (the old API's "short buffer" case).
+                assert!(s.tool().read(s.id(), h, 0, &mut two[..1]).is_ok());
+                assert!(
+                    s.tool().read(s.id(), h, 0, &mut two).is_err(),
+                    "range past the count"
+                );
             });
         }
     });
-    assert_eq!(reg.tool_stats().reads - before, 4 * 10_001);
+    assert_eq!(reg.tool().stats().reads - before, 4 * 10_001);
 }
 
 /// Notifications heard, with their object.
@@ -535,11 +537,14 @@ fn continuous_callback_handle_hears_bind_start_at_alloc_and_stop_free_at_free() 
         // Unbound: the object is None.
         let (v, events) = recording_callback_var(&reg, "cont", class, true, None);
         let s = reg.session().unwrap();
-        let (h, _) = s.alloc(v, None).unwrap();
-        assert!(reg.is_started(s.id(), h).unwrap(), "runs from allocation");
+        let h = s.handle(v).unwrap();
+        assert!(
+            reg.tool().is_started(s.id(), h.id()).unwrap(),
+            "runs from allocation"
+        );
         assert_eq!(*events.lock().unwrap(), [(Bind, None), (Start, None)]);
-        assert!(s.start(h).is_err() && s.stop(h).is_err());
-        s.free(h).unwrap();
+        assert!(h.start().is_err() && h.stop().is_err());
+        drop(h); // frees the handle
         assert_eq!(
             *events.lock().unwrap(),
             [(Bind, None), (Start, None), (Stop, None), (Free, None)],
@@ -548,9 +553,9 @@ fn continuous_callback_handle_hears_bind_start_at_alloc_and_stop_free_at_free() 
         // Bound: each event names the object.
         let (v, events) =
             recording_callback_var(&reg, "cont_bound", class, true, Some(BindKind::Comm));
-        let (h, count) = s.alloc(v, Some(ObjectRef::new(BindKind::Comm, 9))).unwrap();
-        assert_eq!(count, 2, "Bind decides the count");
-        s.free(h).unwrap();
+        let h = s.handle_for(v, ObjectRef::new(BindKind::Comm, 9)).unwrap();
+        assert_eq!(h.count(), 2, "Bind decides the count");
+        drop(h); // frees the handle
         let o = Some(9);
         assert_eq!(
             *events.lock().unwrap(),
@@ -558,7 +563,10 @@ fn continuous_callback_handle_hears_bind_start_at_alloc_and_stop_free_at_free() 
             "{class:?}"
         );
         // Freeing the session frees the handle: same ending.
-        s.alloc(v, Some(ObjectRef::new(BindKind::Comm, 4))).unwrap();
+        // (A keyed handle: a typed one would have to be dropped first.)
+        s.tool()
+            .handle_alloc(s.id(), v, Some(ObjectRef::new(BindKind::Comm, 4)))
+            .unwrap();
         events.lock().unwrap().clear();
         drop(s);
         assert_eq!(
@@ -577,17 +585,17 @@ fn non_continuous_callback_handle_hears_start_and_stop_when_the_tool_asks() {
         let (v, events) = recording_callback_var(&reg, "ctl", class, false, None);
         let s = reg.session().unwrap();
         // Never started: no Start, no Stop.
-        let (h, _) = s.alloc(v, None).unwrap();
-        assert!(!reg.is_started(s.id(), h).unwrap());
+        let h = s.handle(v).unwrap();
+        assert!(!reg.tool().is_started(s.id(), h.id()).unwrap());
         assert_eq!(*events.lock().unwrap(), [(Bind, None)]);
-        s.free(h).unwrap();
+        drop(h); // frees the handle
         assert_eq!(*events.lock().unwrap(), [(Bind, None), (Free, None)]);
         // Started and stopped by the tool.
         events.lock().unwrap().clear();
-        let (h, _) = s.alloc(v, None).unwrap();
-        s.start(h).unwrap();
-        s.stop(h).unwrap();
-        s.free(h).unwrap();
+        let h = s.handle(v).unwrap();
+        h.start().unwrap();
+        h.stop().unwrap();
+        drop(h); // frees the handle
         assert_eq!(
             *events.lock().unwrap(),
             [(Bind, None), (Start, None), (Stop, None), (Free, None)],
@@ -595,9 +603,9 @@ fn non_continuous_callback_handle_hears_start_and_stop_when_the_tool_asks() {
         );
         // Freed while started: Stop before Free, so every Start is stopped.
         events.lock().unwrap().clear();
-        let (h, _) = s.alloc(v, None).unwrap();
-        s.start(h).unwrap();
-        s.free(h).unwrap();
+        let h = s.handle(v).unwrap();
+        h.start().unwrap();
+        drop(h); // frees the handle
         assert_eq!(
             *events.lock().unwrap(),
             [(Bind, None), (Start, None), (Stop, None), (Free, None)],
@@ -628,7 +636,7 @@ fn a_refused_bound_callback_handle_is_told_free_after_its_bind() {
         .unwrap();
     let s = reg.session().unwrap();
     assert!(
-        s.alloc(v.index(), Some(ObjectRef::new(BindKind::Comm, 1)))
+        s.handle_for(v.index(), ObjectRef::new(BindKind::Comm, 1))
             .is_err()
     );
     assert_eq!(

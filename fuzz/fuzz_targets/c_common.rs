@@ -166,7 +166,7 @@ fn register() -> Vars {
     let reg = pvar::global();
     let states = Enumeration::new("fz.states", [("idle", 0), ("busy", 1), ("blocked — µ", 2)])
         .expect("enumeration");
-    let _ = reg.define_category(
+    let _ = reg.categories().define(
         "fz.cat",
         "fuzz category: ünïcode and a long description that goes on",
     );

@@ -13,7 +13,7 @@ use core::ffi::{c_int, c_void};
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use pvar::{HandleId, SessionId, encode_values};
+use pvar::{Datatype, HandleId, SessionId};
 
 mod c_common;
 use c_common::*;
@@ -273,9 +273,23 @@ impl Buf {
 fn value_bytes(s: u64, h: u64) -> usize {
     let reg = vars().reg;
     let (s, h) = (SessionId::from_raw(s), HandleId::from_raw(h));
-    match (reg.handle_variable(s, h), reg.handle_count(s, h)) {
-        (Ok((_, dt)), Ok(n)) => n * dt.size(),
+    match reg.tool().handle_info(s, h) {
+        Ok(info) => info.count * info.datatype.size(),
         _ => 300 * 8,
+    }
+}
+
+/// The C layout of `values` (one element of `datatype.size()` bytes each,
+/// native endian), as `MPI_T_pvar_read` writes them. `out` holds them.
+fn encode_values(datatype: Datatype, values: &[u64], out: &mut [u8]) {
+    let size = datatype.size();
+    assert!(out.len() >= values.len() * size, "encode buffer too small");
+    for (v, chunk) in values.iter().zip(out.chunks_exact_mut(size)) {
+        match size {
+            4 => chunk.copy_from_slice(&(*v as u32).to_ne_bytes()),
+            8 => chunk.copy_from_slice(&v.to_ne_bytes()),
+            _ => chunk[0] = *v as u8,
+        }
     }
 }
 
@@ -300,7 +314,7 @@ fn run(ops: &[Op]) {
                 let rc = unsafe { MPI_T_pvar_get_num(or_null(null, &mut n)) };
                 check_code("get_num", rc);
                 if rc == SUCCESS {
-                    assert!(!null && n as usize == reg.num_pvars());
+                    assert!(!null && n as usize == reg.pvars().len());
                 }
             }
             Op::GetInfo { index, nulls } => {
@@ -333,12 +347,12 @@ fn run(ops: &[Op]) {
                     )
                 };
                 check_code("get_info", rc);
-                let in_range = index >= 0 && (index as usize) < reg.num_pvars();
+                let in_range = index >= 0 && (index as usize) < reg.pvars().len();
                 if st.initialized {
                     assert_eq!(rc == SUCCESS, in_range, "get_info({index}) returned {rc}");
                 }
                 if rc == SUCCESS && nulls & 1 == 0 {
-                    let info = reg.pvar_info(index as usize).unwrap();
+                    let info = reg.pvars().info(index as usize).unwrap();
                     assert_eq!(ints[0] as usize, info.name.len() + 1, "name_len");
                 }
             }
@@ -416,8 +430,10 @@ fn run(ops: &[Op]) {
                         "handle_alloc returned {raw:#x}"
                     );
                     let n = reg
-                        .handle_count(SessionId::from_raw(sraw), HandleId::from_raw(raw))
-                        .expect("the new handle is live");
+                        .tool()
+                        .handle_info(SessionId::from_raw(sraw), HandleId::from_raw(raw))
+                        .expect("the new handle is live")
+                        .count;
                     assert_eq!(count as usize, n, "count");
                     assert!(n >= 1);
                     st.handles.push(HandleRec {
@@ -486,16 +502,15 @@ fn run(ops: &[Op]) {
                         "{op:?} succeeded on a dead key"
                     );
                     let (sk, hk) = (SessionId::from_raw(sraw), HandleId::from_raw(hraw));
-                    let (index, dt) = reg.handle_variable(sk, hk).unwrap();
+                    let info = reg.tool().handle_info(sk, hk).unwrap();
                     // The C read equals the Rust read, encoded (for our own
                     // variables: the engine's `pvar_engine_reads` counts
                     // the reads themselves).
-                    if !reset && v.indices.contains(&index) {
-                        let n = reg.handle_count(sk, hk).unwrap();
-                        let mut vals = vec![0u64; n];
-                        reg.read(sk, hk, &mut vals).unwrap();
+                    if !reset && v.indices.contains(&info.index) {
+                        let mut vals = vec![0u64; info.count];
+                        reg.tool().read(sk, hk, 0, &mut vals).unwrap();
                         let mut enc = vec![0u8; bytes];
-                        encode_values(dt, &vals, &mut enc).unwrap();
+                        encode_values(info.datatype, &vals, &mut enc);
                         assert_eq!(
                             &buf.bytes()[..bytes],
                             &enc[..],
@@ -711,11 +726,11 @@ fn run(ops: &[Op]) {
                         0 => (
                             MPI_T_pvar_get_index(np, class, op_),
                             pvar::PvarClass::from_raw(class)
-                                .and_then(|c| reg.pvar_index(text?, c).ok()),
+                                .and_then(|c| reg.pvars().index(text?, c).ok()),
                         ),
                         1 => (
                             MPI_T_cvar_get_index(np, op_),
-                            text.and_then(|t| reg.cvar_index(t).ok()),
+                            text.and_then(|t| reg.cvars().index(t).ok()),
                         ),
                         _ => (
                             MPI_T_category_get_index(np, op_),
@@ -763,7 +778,7 @@ fn run(ops: &[Op]) {
                         for c in &mut st.cvars {
                             c.live = false;
                         }
-                        assert_eq!(reg.tool_stats().sessions, 0);
+                        assert_eq!(reg.tool().stats().sessions, 0);
                     }
                 }
             }
@@ -787,8 +802,8 @@ fn run(ops: &[Op]) {
             assert_eq!(MPI_T_cvar_handle_free(&mut hp), SUCCESS);
         }
     }
-    assert_eq!(reg.tool_stats().sessions, 0, "sessions leaked");
-    assert_eq!(reg.tool_stats().handles, 0, "handles leaked");
+    assert_eq!(reg.tool().stats().sessions, 0, "sessions leaked");
+    assert_eq!(reg.tool().stats().handles, 0, "handles leaked");
     reg.counter("fz.doomed").register().unwrap();
     let _ = v.bound.create_instance(OBJECT as u64, 3);
 }

@@ -63,13 +63,13 @@ fn registry_register_vs_lookup() {
                 crate::spawn(move || reg.counter(name).register().unwrap().index())
             })
             .collect();
-        let n = reg.num_pvars();
+        let n = reg.pvars().len();
         for i in 0..n {
-            let info = reg.pvar_info(i).expect("visible index has metadata");
-            assert_eq!(reg.pvar_index(&info.name, info.class).unwrap(), i);
+            let info = reg.pvars().info(i).expect("visible index has metadata");
+            assert_eq!(reg.pvars().index(&info.name, info.class).unwrap(), i);
         }
         let idx: Vec<usize> = regs.into_iter().map(|r| r.join().unwrap()).collect();
-        assert_eq!(reg.num_pvars(), 2);
+        assert_eq!(reg.pvars().len(), 2);
         let mut sorted = idx.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, [0, 1]);

@@ -3,7 +3,7 @@
 //! A handle element is one 128-bit word `(accum - offset, started)` updated
 //! by compare-and-swap from one merged read of the per-thread cells.
 
-use crate::{N, counter_handle, model, readreset, updater};
+use crate::{N, counter_handle, model, read_u64, readreset, updater};
 
 /// A started handle, N updates on one thread, two readresets on another:
 /// the deltas plus the final read add up to exactly N (nothing lost between
@@ -18,7 +18,7 @@ fn readreset_twice_vs_updates() {
         let d1 = readreset(&reg, s, h);
         let d2 = readreset(&reg, s, h);
         u.join().unwrap();
-        let last = reg.read_u64(s, h).unwrap();
+        let last = read_u64(reg.tool(), s, h).unwrap();
         assert_eq!(d1 + d2 + last, N, "deltas {d1} + {d2} + final {last}");
         seen2.lock().unwrap().insert((d1, d2, last));
     });
@@ -36,12 +36,12 @@ fn start_read_stop_vs_updates() {
     model(|| {
         let (reg, c, s, h) = counter_handle(false);
         let u = updater(&c);
-        reg.start(s, h).unwrap();
-        let r1 = reg.read_u64(s, h).unwrap();
-        reg.stop(s, h).unwrap();
-        let r2 = reg.read_u64(s, h).unwrap();
+        reg.tool().start(s, h).unwrap();
+        let r1 = read_u64(reg.tool(), s, h).unwrap();
+        reg.tool().stop(s, h).unwrap();
+        let r2 = read_u64(reg.tool(), s, h).unwrap();
         u.join().unwrap();
-        let r3 = reg.read_u64(s, h).unwrap();
+        let r3 = read_u64(reg.tool(), s, h).unwrap();
         assert!(r1 <= r2, "read went backwards: {r1} then {r2}");
         assert!(r2 <= N);
         assert_eq!(r2, r3, "a stopped handle moved");
@@ -56,11 +56,11 @@ fn reset_then_readreset_vs_updates() {
     model(|| {
         let (reg, c, s, h) = counter_handle(true);
         let u = updater(&c);
-        reg.reset(s, h).unwrap();
-        let r = reg.read_u64(s, h).unwrap();
+        reg.tool().reset(s, h).unwrap();
+        let r = read_u64(reg.tool(), s, h).unwrap();
         let d = readreset(&reg, s, h);
         u.join().unwrap();
-        let last = reg.read_u64(s, h).unwrap();
+        let last = read_u64(reg.tool(), s, h).unwrap();
         assert!(r <= d, "read {r} after reset, then readreset {d}");
         assert!(d + last <= N);
         // The updates the reset discarded are exactly those the counter saw
@@ -75,16 +75,16 @@ fn reset_then_readreset_vs_updates() {
 fn two_sessions_independent() {
     model(|| {
         let (reg, c, s, h) = counter_handle(true);
-        let s2 = reg.session_create().unwrap();
-        let (h2, _) = reg.handle_alloc(s2, c.index(), None).unwrap();
-        reg.start(s2, h2).unwrap();
+        let s2 = reg.tool().session_create().unwrap();
+        let (h2, _) = reg.tool().handle_alloc(s2, c.index(), None).unwrap();
+        reg.tool().start(s2, h2).unwrap();
         let u = updater(&c);
-        reg.stop(s, h).unwrap();
-        let frozen = reg.read_u64(s, h).unwrap();
-        let other = reg.read_u64(s2, h2).unwrap();
+        reg.tool().stop(s, h).unwrap();
+        let frozen = read_u64(reg.tool(), s, h).unwrap();
+        let other = read_u64(reg.tool(), s2, h2).unwrap();
         u.join().unwrap();
-        assert_eq!(reg.read_u64(s, h).unwrap(), frozen);
+        assert_eq!(read_u64(reg.tool(), s, h).unwrap(), frozen);
         assert!(other <= N);
-        assert_eq!(reg.read_u64(s2, h2).unwrap(), N);
+        assert_eq!(read_u64(reg.tool(), s2, h2).unwrap(), N);
     });
 }

@@ -61,10 +61,10 @@ pub fn counter_handle(
 ) {
     let reg = registry();
     let c = reg.counter("c").atomic(true).register().unwrap();
-    let s = reg.session_create().unwrap();
-    let (h, _) = reg.handle_alloc(s, c.index(), None).unwrap();
+    let s = reg.tool().session_create().unwrap();
+    let (h, _) = reg.tool().handle_alloc(s, c.index(), None).unwrap();
     if started {
-        reg.start(s, h).unwrap();
+        reg.tool().start(s, h).unwrap();
     }
     (reg, c, s, h)
 }
@@ -78,8 +78,15 @@ pub fn updater(c: &pvar::Counter) -> loom::thread::JoinHandle<()> {
 /// The value a readreset of handle `h` returns.
 pub fn readreset(reg: &pvar::Registry, s: pvar::SessionId, h: pvar::HandleId) -> u64 {
     let mut v = [0u64];
-    reg.readreset(s, h, &mut v).unwrap();
+    reg.tool().readreset(s, h, 0, &mut v).unwrap();
     v[0]
+}
+
+/// Element 0 of handle `h` (the keyed API reads into a buffer).
+pub fn read_u64(tool: &pvar::Tool, s: pvar::SessionId, h: pvar::HandleId) -> pvar::Result<u64> {
+    let mut v = [0u64];
+    tool.read(s, h, 0, &mut v)?;
+    Ok(v[0])
 }
 
 /// `loom::thread::spawn` for every modelled thread:

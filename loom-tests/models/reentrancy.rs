@@ -12,8 +12,9 @@
 //! run each scenario with k = 0, 1, 2 (k > 0 is reached only when the
 //! interrupted operation retries).
 //!
-//! The record cache's switch in `cells/tls.rs` has two signal points too
-//! (between its thread-local writes), for a handler that updates a counter.
+//! The record cache's switch in `hot/cells/record.rs` (its `cache` module) has two signal
+//! points too (between its thread-local writes), for a handler that updates
+//! a counter.
 //!
 //! Not modelled: a handler interrupting a component *update* of the same
 //! cell on the same thread, between the load and the store of the thread's
@@ -28,7 +29,7 @@ use loom::sync::Arc;
 use pvar::loom_api::{Cells, signal};
 use pvar::{HandleId, Registry, SessionId};
 
-use crate::{N, counter_handle, model, readreset, spawn, updater};
+use crate::{N, counter_handle, model, read_u64, readreset, spawn, updater};
 
 const POINTS: usize = 3;
 
@@ -85,7 +86,7 @@ fn readreset_inside_readreset() {
             inner.get().unwrap_or(0) + outer
         },
         |k, reg, s, h, deltas| {
-            let last = reg.read_u64(s, h).unwrap();
+            let last = read_u64(reg.tool(), s, h).unwrap();
             assert_eq!(deltas + last, N, "k={k}: deltas {deltas} + final {last}");
         },
     );
@@ -100,7 +101,7 @@ fn readreset_inside_read() {
         true,
         |k, reg, s, h| {
             let inner = arm_readreset(k, reg, s, h);
-            let r = reg.read_u64(s, h).unwrap();
+            let r = read_u64(reg.tool(), s, h).unwrap();
             disarm(k);
             let d = inner.get().unwrap_or(0);
             assert!(
@@ -110,7 +111,7 @@ fn readreset_inside_read() {
             d
         },
         |k, reg, s, h, d| {
-            let last = reg.read_u64(s, h).unwrap();
+            let last = read_u64(reg.tool(), s, h).unwrap();
             assert_eq!(d + last, N, "k={k}: delta {d} + final {last}");
         },
     );
@@ -124,15 +125,15 @@ fn readreset_inside_stop() {
         true,
         |k, reg, s, h| {
             let inner = arm_readreset(k, reg, s, h);
-            reg.stop(s, h).unwrap();
+            reg.tool().stop(s, h).unwrap();
             disarm(k);
-            let frozen = reg.read_u64(s, h).unwrap();
+            let frozen = read_u64(reg.tool(), s, h).unwrap();
             (inner.get().unwrap_or(0), frozen)
         },
         |k, reg, s, h, (d, frozen)| {
-            assert!(!reg.is_started(s, h).unwrap());
+            assert!(!reg.tool().is_started(s, h).unwrap());
             assert_eq!(
-                reg.read_u64(s, h).unwrap(),
+                read_u64(reg.tool(), s, h).unwrap(),
                 frozen,
                 "k={k}: stopped handle moved"
             );
@@ -152,20 +153,23 @@ fn stop_inside_start() {
         false,
         |k, reg, s, h| {
             let reg2 = reg.clone();
-            signal::arm(k, move || reg2.stop(s, h).unwrap());
-            reg.start(s, h).unwrap();
+            signal::arm(k, move || reg2.tool().stop(s, h).unwrap());
+            reg.tool().start(s, h).unwrap();
             let ran = !signal::disarm();
             assert!(k > 0 || ran, "the handler did not run");
-            (reg.read_u64(s, h).unwrap(), ran)
+            (read_u64(reg.tool(), s, h).unwrap(), ran)
         },
         |k, reg, s, h, (r, ran)| {
-            let last = reg.read_u64(s, h).unwrap();
+            let last = read_u64(reg.tool(), s, h).unwrap();
             assert!(r <= last && last <= N, "k={k}: {r} then {last}");
             if ran {
-                assert!(!reg.is_started(s, h).unwrap(), "k={k}: the later stop lost");
+                assert!(
+                    !reg.tool().is_started(s, h).unwrap(),
+                    "k={k}: the later stop lost"
+                );
                 assert_eq!(r, last, "k={k}: stopped handle moved");
             } else {
-                assert!(reg.is_started(s, h).unwrap(), "k={k}: start lost");
+                assert!(reg.tool().is_started(s, h).unwrap(), "k={k}: start lost");
             }
         },
     );
@@ -182,8 +186,8 @@ fn watermark_op_inside_start(op: fn(&Registry, SessionId, HandleId), ends_starte
     model(move || {
         let reg = crate::registry();
         let w = reg.high_watermark::<u64>("w").register().unwrap();
-        let s = reg.session_create().unwrap();
-        let (h, _) = reg.handle_alloc(s, w.index(), None).unwrap();
+        let s = reg.tool().session_create().unwrap();
+        let (h, _) = reg.tool().handle_alloc(s, w.index(), None).unwrap();
         let u = {
             let w = w.clone();
             spawn(move || {
@@ -196,47 +200,47 @@ fn watermark_op_inside_start(op: fn(&Registry, SessionId, HandleId), ends_starte
             spawn(move || {
                 let inner = reg.clone();
                 signal::arm(0, move || op(&inner, s, h));
-                reg.start(s, h).unwrap();
+                reg.tool().start(s, h).unwrap();
                 assert!(!signal::disarm(), "the handler did not run");
             })
         };
         tool.join().unwrap();
         u.join().unwrap();
-        assert_eq!(reg.is_started(s, h).unwrap(), ends_started);
-        let r = reg.read_u64(s, h).unwrap();
+        assert_eq!(reg.tool().is_started(s, h).unwrap(), ends_started);
+        let r = read_u64(reg.tool(), s, h).unwrap();
         assert!(r <= 5, "mark {r} above the levels stored");
         w.update(7);
-        let r2 = reg.read_u64(s, h).unwrap();
+        let r2 = read_u64(reg.tool(), s, h).unwrap();
         if ends_started {
             assert!((1..=5).contains(&r), "mark {r} outside the levels stored");
             assert_eq!(r2, 7);
-            reg.stop(s, h).unwrap();
+            reg.tool().stop(s, h).unwrap();
         } else {
             assert_eq!(r2, r, "stopped mark moved");
         }
         w.update(9);
-        let frozen = reg.read_u64(s, h).unwrap();
+        let frozen = read_u64(reg.tool(), s, h).unwrap();
         assert_ne!(frozen, 9, "stopped mark moved");
     });
 }
 
 #[test]
 fn watermark_start_inside_start() {
-    watermark_op_inside_start(|reg, s, h| reg.start(s, h).unwrap(), true);
+    watermark_op_inside_start(|reg, s, h| reg.tool().start(s, h).unwrap(), true);
 }
 
 #[test]
 fn watermark_stop_inside_start() {
-    watermark_op_inside_start(|reg, s, h| reg.stop(s, h).unwrap(), false);
+    watermark_op_inside_start(|reg, s, h| reg.tool().stop(s, h).unwrap(), false);
 }
 
 #[test]
 fn watermark_reset_inside_start() {
-    watermark_op_inside_start(|reg, s, h| reg.reset(s, h).unwrap(), true);
+    watermark_op_inside_start(|reg, s, h| reg.tool().reset(s, h).unwrap(), true);
 }
 
-/// The thread's record cache (two thread-local words, `cells/tls.rs`)
-/// being switched to another cell space when a handler interrupts it, at
+/// The thread's record cache (two thread-local words,
+/// `hot/cells/record.rs` (its `cache` module)) being switched to another cell space when a handler interrupts it, at
 /// either of its two inner steps, and updates a counter of the first space
 /// (which looks its record up and must leave the half-written cache alone:
 /// the `UPDATING` flag). Afterwards each space's updates land in its own

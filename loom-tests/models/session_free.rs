@@ -6,7 +6,7 @@
 
 use pvar::{Error, ErrorCode};
 
-use crate::{model, spawn};
+use crate::{model, read_u64, spawn};
 
 fn invalid(e: &Error) -> bool {
     matches!(
@@ -24,9 +24,9 @@ fn session_free_vs_handle_use() {
     model(|| {
         let reg = crate::registry();
         let c = reg.counter("c").atomic(true).register().unwrap();
-        let s = reg.session_create().unwrap();
-        let (h, _) = reg.handle_alloc(s, c.index(), None).unwrap();
-        reg.start(s, h).unwrap();
+        let s = reg.tool().session_create().unwrap();
+        let (h, _) = reg.tool().handle_alloc(s, c.index(), None).unwrap();
+        reg.tool().start(s, h).unwrap();
         let u = {
             let c = c.clone();
             spawn(move || c.inc())
@@ -35,22 +35,22 @@ fn session_free_vs_handle_use() {
             let reg = reg.clone();
             crate::spawn(move || {
                 let mut out = [0u64];
-                match reg.read(s, h, &mut out) {
+                match reg.tool().read(s, h, 0, &mut out) {
                     Ok(()) => assert!(out[0] <= 1),
                     Err(e) => assert!(invalid(&e), "{e}"),
                 }
-                match reg.readreset(s, h, &mut out) {
+                match reg.tool().readreset(s, h, 0, &mut out) {
                     Ok(()) => assert!(out[0] <= 1),
                     Err(e) => assert!(invalid(&e), "{e}"),
                 }
             })
         };
-        reg.session_free(s).unwrap();
+        reg.tool().session_free(s).unwrap();
         tool.join().unwrap();
         u.join().unwrap();
-        assert!(invalid(&reg.read_u64(s, h).unwrap_err()));
-        assert!(invalid(&reg.session_free(s).unwrap_err()));
-        let stats = reg.tool_stats();
+        assert!(invalid(&read_u64(reg.tool(), s, h).unwrap_err()));
+        assert!(invalid(&reg.tool().session_free(s).unwrap_err()));
+        let stats = reg.tool().stats();
         assert_eq!((stats.sessions, stats.handles), (0, 0));
     });
 }
@@ -62,28 +62,28 @@ fn handle_free_vs_start_and_read() {
     model(|| {
         let reg = crate::registry();
         let c = reg.counter("c").register().unwrap();
-        let s = reg.session_create().unwrap();
-        let (h, _) = reg.handle_alloc(s, c.index(), None).unwrap();
+        let s = reg.tool().session_create().unwrap();
+        let (h, _) = reg.tool().handle_alloc(s, c.index(), None).unwrap();
         let tool = {
             let reg = reg.clone();
             crate::spawn(move || {
-                if let Err(e) = reg.start(s, h) {
+                if let Err(e) = reg.tool().start(s, h) {
                     assert!(invalid(&e), "{e}");
                 }
-                match reg.read_u64(s, h) {
+                match read_u64(reg.tool(), s, h) {
                     Ok(v) => assert_eq!(v, 0),
                     Err(e) => assert!(invalid(&e), "{e}"),
                 }
             })
         };
-        reg.handle_free(s, h).unwrap();
+        reg.tool().handle_free(s, h).unwrap();
         tool.join().unwrap();
-        assert_eq!(reg.tool_stats().handles, 0);
+        assert_eq!(reg.tool().stats().handles, 0);
         // The slot is recycled with a new generation; the old key stays stale.
-        let (h2, _) = reg.handle_alloc(s, c.index(), None).unwrap();
+        let (h2, _) = reg.tool().handle_alloc(s, c.index(), None).unwrap();
         assert_ne!(h, h2);
-        assert!(invalid(&reg.read_u64(s, h).unwrap_err()));
-        assert_eq!(reg.read_u64(s, h2).unwrap(), 0);
+        assert!(invalid(&read_u64(reg.tool(), s, h).unwrap_err()));
+        assert_eq!(read_u64(reg.tool(), s, h2).unwrap(), 0);
     });
 }
 
@@ -97,11 +97,11 @@ fn handle_alloc_vs_session_free() {
     model(|| {
         let reg = crate::registry();
         let c = reg.counter("c").register().unwrap();
-        let s = reg.session_create().unwrap();
+        let s = reg.tool().session_create().unwrap();
         let tool = {
             let reg = reg.clone();
             let index = c.index();
-            crate::spawn(move || match reg.handle_alloc(s, index, None) {
+            crate::spawn(move || match reg.tool().handle_alloc(s, index, None) {
                 Ok((h, _)) => Some(h),
                 Err(e) => {
                     assert_eq!(e.code(), ErrorCode::InvalidSession, "{e}");
@@ -109,11 +109,11 @@ fn handle_alloc_vs_session_free() {
                 }
             })
         };
-        reg.session_free(s).unwrap();
+        reg.tool().session_free(s).unwrap();
         if let Some(h) = tool.join().unwrap() {
-            assert!(invalid(&reg.read_u64(s, h).unwrap_err()));
+            assert!(invalid(&read_u64(reg.tool(), s, h).unwrap_err()));
         }
-        let stats = reg.tool_stats();
+        let stats = reg.tool().stats();
         assert_eq!((stats.sessions, stats.handles), (0, 0), "a handle leaked");
     });
 }

@@ -125,16 +125,20 @@ fn released_range_is_zeroed_for_the_next_owner() {
             })
         };
         // `old`'s storage is dropped: nobody updates it any more.
-        cells.release(old, 1);
+        cells.release(old);
         let new = cells.alloc();
-        assert_eq!(new, old, "the range is reused");
         assert_eq!(cells.sum(new), 0, "a reused range starts at 0");
         b.join().unwrap();
         let c = {
             let cells = cells.clone();
-            spawn(move || cells.add(new, 2))
+            spawn(move || {
+                cells.add(new, 2);
+                // Same cell: `new` is `old`'s range (checked on a thread
+                // that has a record; the main thread must not take one).
+                cells.same_cell(new, old)
+            })
         };
-        c.join().unwrap();
+        assert!(c.join().unwrap(), "the range is reused");
         assert_eq!(cells.sum(new), 2);
         assert_eq!(cells.sum(neighbour), 3);
     });

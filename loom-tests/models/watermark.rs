@@ -2,7 +2,7 @@
 //! read / write / reset / free on the tool side against concurrent level
 //! updates on another thread.
 //!
-//! What is promised (`storage/watermark.rs`, `tool/handle.rs`): a started
+//! What is promised (`hot/storage/watermark.rs`, `tool/handle.rs`): a started
 //! mark covers every level stored after its start became visible; a stopped
 //! handle is frozen exactly at its stop, even with an update in flight that
 //! saw it started; a value written to a stopped handle, and the starting
@@ -18,16 +18,16 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use pvar::{HandleId, HighWatermark, Registry, SessionId};
 
-use crate::{model, registry, spawn};
+use crate::{model, read_u64, registry, spawn};
 
 /// A registry with a HIGHWATERMARK (level 0) and `handles` handles on it in
 /// one session.
 fn watermark_handles(handles: usize) -> (Registry, HighWatermark<u64>, SessionId, Vec<HandleId>) {
     let reg = registry();
     let w = reg.high_watermark::<u64>("w").register().unwrap();
-    let s = reg.session_create().unwrap();
+    let s = reg.tool().session_create().unwrap();
     let hs = (0..handles)
-        .map(|_| reg.handle_alloc(s, w.index(), None).unwrap().0)
+        .map(|_| reg.tool().handle_alloc(s, w.index(), None).unwrap().0)
         .collect();
     (reg, w, s, hs)
 }
@@ -39,7 +39,7 @@ fn updater(w: &HighWatermark<u64>, levels: &'static [u64]) -> loom::thread::Join
 }
 
 fn read(reg: &Registry, s: SessionId, h: HandleId) -> u64 {
-    reg.read_u64(s, h).unwrap()
+    read_u64(reg.tool(), s, h).unwrap()
 }
 
 /// An update made after the updater saw the start complete (flag published
@@ -50,13 +50,13 @@ fn covers_after_start(already_started: bool) {
         let (reg, w, s, hs) = watermark_handles(2);
         let (other, h) = (hs[0], hs[1]);
         if already_started {
-            reg.start(s, other).unwrap();
+            reg.tool().start(s, other).unwrap();
         }
         let started = Arc::new(AtomicBool::new(false));
         let tool = {
             let (reg, started) = (reg.clone(), started.clone());
             spawn(move || {
-                reg.start(s, h).unwrap();
+                reg.tool().start(s, h).unwrap();
                 started.store(true, Ordering::Release);
             })
         };
@@ -71,7 +71,7 @@ fn covers_after_start(already_started: bool) {
         };
         tool.join().unwrap();
         let seen = seen.join().unwrap();
-        reg.stop(s, h).unwrap();
+        reg.tool().stop(s, h).unwrap();
         let mark = read(&reg, s, h);
         assert!(mark <= 5, "mark {mark} above every level");
         if seen {
@@ -108,9 +108,9 @@ fn stop_vs_update_freezes() {
     model(|| {
         let (reg, w, s, hs) = watermark_handles(1);
         let h = hs[0];
-        reg.start(s, h).unwrap();
+        reg.tool().start(s, h).unwrap();
         let u = updater(&w, &[5, 7]);
-        reg.stop(s, h).unwrap();
+        reg.tool().stop(s, h).unwrap();
         let frozen = read(&reg, s, h);
         let again = read(&reg, s, h);
         u.join().unwrap();
@@ -128,15 +128,15 @@ fn write_vs_update_stays() {
     model(|| {
         let (reg, w, s, hs) = watermark_handles(1);
         let h = hs[0];
-        reg.start(s, h).unwrap();
+        reg.tool().start(s, h).unwrap();
         let u = updater(&w, &[5, 7]);
-        reg.stop(s, h).unwrap();
-        reg.write(s, h, &[1]).unwrap();
+        reg.tool().stop(s, h).unwrap();
+        reg.tool().write(s, h, 0, &[1]).unwrap();
         let written = read(&reg, s, h);
         u.join().unwrap();
         assert_eq!(written, 1);
         assert_eq!(read(&reg, s, h), 1, "write to a stopped handle overwritten");
-        reg.start(s, h).unwrap();
+        reg.tool().start(s, h).unwrap();
         assert_eq!(read(&reg, s, h), 7, "a start takes the level again");
     });
 }
@@ -150,13 +150,13 @@ fn reset_vs_update() {
         model(move || {
             let (reg, w, s, hs) = watermark_handles(1);
             let h = hs[0];
-            reg.start(s, h).unwrap();
+            reg.tool().start(s, h).unwrap();
             let u = updater(&w, &[5]);
             if !started {
-                reg.stop(s, h).unwrap();
+                reg.tool().stop(s, h).unwrap();
             }
             let mut old = [0u64];
-            reg.readreset(s, h, &mut old).unwrap();
+            reg.tool().readreset(s, h, 0, &mut old).unwrap();
             let start = read(&reg, s, h);
             u.join().unwrap();
             let now = read(&reg, s, h);
@@ -180,21 +180,21 @@ fn handle_alloc_start_free_vs_updates() {
     model(|| {
         let (reg, w, s, _) = watermark_handles(0);
         let u = updater(&w, &[5, 1]);
-        let (h, _) = reg.handle_alloc(s, w.index(), None).unwrap();
-        reg.start(s, h).unwrap();
+        let (h, _) = reg.tool().handle_alloc(s, w.index(), None).unwrap();
+        reg.tool().start(s, h).unwrap();
         let r = read(&reg, s, h);
         assert!(r <= 5, "read {r} above every level");
-        reg.handle_free(s, h).unwrap();
-        let (h2, _) = reg.handle_alloc(s, w.index(), None).unwrap();
+        reg.tool().handle_free(s, h).unwrap();
+        let (h2, _) = reg.tool().handle_alloc(s, w.index(), None).unwrap();
         u.join().unwrap();
         assert_eq!(
-            reg.read_u64(s, h).unwrap_err().code(),
+            read_u64(reg.tool(), s, h).unwrap_err().code(),
             pvar::ErrorCode::InvalidHandle
         );
-        reg.start(s, h2).unwrap();
+        reg.tool().start(s, h2).unwrap();
         assert_eq!(read(&reg, s, h2), 1, "started at the level");
-        reg.session_free(s).unwrap();
-        assert_eq!(reg.tool_stats().handles, 0);
+        reg.tool().session_free(s).unwrap();
+        assert_eq!(reg.tool().stats().handles, 0);
     });
 }
 
@@ -206,17 +206,17 @@ fn start_vs_stop_race() {
     model(|| {
         let (reg, w, s, hs) = watermark_handles(1);
         let h = hs[0];
-        reg.start(s, h).unwrap();
+        reg.tool().start(s, h).unwrap();
         let stopper = {
             let reg = reg.clone();
-            spawn(move || reg.stop(s, h).unwrap())
+            spawn(move || reg.tool().stop(s, h).unwrap())
         };
         let u = updater(&w, &[3]);
-        reg.stop(s, h).unwrap();
-        reg.start(s, h).unwrap();
+        reg.tool().stop(s, h).unwrap();
+        reg.tool().start(s, h).unwrap();
         stopper.join().unwrap();
         u.join().unwrap();
-        let started = reg.is_started(s, h).unwrap();
+        let started = reg.tool().is_started(s, h).unwrap();
         let r = read(&reg, s, h);
         w.update(9);
         let r2 = read(&reg, s, h);

@@ -32,9 +32,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::error::{Error, ErrorCode, Result};
-use crate::sync::append_vec::AppendVec;
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::lockfree::append_vec::AppendVec;
+use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::vocabulary::error::{Error, Result};
 
 /// What a category holds. Members are only appended.
 struct Category {
@@ -145,7 +145,7 @@ impl std::fmt::Debug for Categories {
 
 fn check_name(what: &str, name: &str) -> Result<()> {
     if name.is_empty() || name.contains('\0') {
-        return Err(Error::Registration(format!(
+        return Err(Error::refused(format!(
             "{what} name {name:?} must be non-empty and free of NUL"
         )));
     }
@@ -162,8 +162,8 @@ impl Categories {
         }
     }
 
-    fn lock(&self) -> crate::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock()
     }
 
     fn bump(&self) {
@@ -171,9 +171,7 @@ impl Categories {
     }
 
     fn category(&self, index: usize) -> Result<&Category> {
-        self.cats
-            .get(index)
-            .ok_or(Error::Code(ErrorCode::InvalidIndex))
+        self.cats.get(index).ok_or(Error::no_such_index())
     }
 
     /// Defines category `name` and returns its index. Members recorded for
@@ -186,7 +184,7 @@ impl Categories {
         if let Some(&i) = st.by_name.get(name) {
             let existing = &self.category(i)?.description;
             if existing != description {
-                return Err(Error::Registration(format!(
+                return Err(Error::refused(format!(
                     "category '{name}' is already defined at index {i} with description \
                      {existing:?}; new description {description:?}"
                 )));
@@ -248,7 +246,7 @@ impl Categories {
             return Ok(());
         }
         if parent == child || st.reaches(child, parent) {
-            return Err(Error::Registration(format!(
+            return Err(Error::refused(format!(
                 "category '{parent}' cannot contain '{child}': '{child}' already contains \
                  '{parent}' (directly or through other categories), which would make a \
                  category contain itself"
@@ -324,7 +322,7 @@ impl Categories {
             .by_name
             .get(name)
             .copied()
-            .ok_or(Error::Code(ErrorCode::InvalidName))
+            .ok_or(Error::InvalidName)
     }
 
     /// `MPI_T_category_changed`: a stamp that increases with every
@@ -405,24 +403,5 @@ impl Categories {
             .iter()
             .map(|(_, &v)| v)
             .collect())
-    }
-}
-
-/// Category shortcuts on the registry (the C interface's entry points).
-impl crate::Registry {
-    /// Defines a category; see [`Categories::define`].
-    pub fn define_category(&self, name: &str, description: &str) -> Result<usize> {
-        self.inner.categories.define(name, description)
-    }
-
-    /// Number of categories (`MPI_T_category_get_num`).
-    pub fn num_categories(&self) -> usize {
-        self.inner.categories.len()
-    }
-
-    /// Category names referenced but never defined; see
-    /// [`Categories::undefined`].
-    pub fn undefined_categories(&self) -> Vec<String> {
-        self.inner.categories.undefined()
     }
 }

@@ -3,16 +3,17 @@
 
 use std::marker::PhantomData;
 
-use crate::enums::Enumeration;
-use crate::error::{Error, Result};
-use crate::kinds::{BindKind, Datatype, Scope, Verbosity};
-use crate::registry::Registry;
-use crate::sync::{Arc, Ordering};
-
-use super::types::sealed::{Init, Kind, Sealed};
+use super::table::Cvars;
+use super::types::sealed::{Init, Sealed, ValueKind};
 use super::types::{CvarType, NumericCvar};
 use super::value::{CvarCell, normalise};
-use super::{CvarBody, CvarInfo};
+use super::var::{CvarBody, CvarVar};
+use crate::sync::{Arc, Ordering};
+use crate::vocabulary::CvarInfo;
+use crate::vocabulary::datatype::Datatype;
+use crate::vocabulary::enumeration::Enumeration;
+use crate::vocabulary::error::{Error, Result};
+use crate::vocabulary::kinds::{BindKind, Scope, Verbosity};
 
 /// Default capacity of a string variable (bytes, including the NUL) when
 /// [`CvarBuilder::capacity`] is not given: 256, or the default's length + 1
@@ -39,20 +40,20 @@ pub const DEFAULT_STRING_CAPACITY: usize = 256;
 /// ```
 #[must_use = "a builder does nothing until `register` is called"]
 pub struct CvarBuilder<'r, T: CvarType> {
-    registry: &'r Registry,
+    cvars: &'r Arc<Cvars>,
     info: CvarInfo,
     default: Option<Init>,
     capacity: Option<usize>,
     _t: PhantomData<fn() -> T>,
 }
 
-impl Registry {
+impl<'r, T: CvarType> CvarBuilder<'r, T> {
     /// Starts describing a control variable of type `T` named `name`
     /// (defaults: value `0` / `false` / `""`, `USER_BASIC`, scope `LOCAL`,
     /// unbound, no category, no environment override).
-    pub fn cvar<T: CvarType>(&self, name: &str) -> CvarBuilder<'_, T> {
+    pub(crate) fn new(cvars: &'r Arc<Cvars>, name: &str) -> Self {
         CvarBuilder {
-            registry: self,
+            cvars,
             info: CvarInfo {
                 name: name.to_string(),
                 datatype: T::DATATYPE,
@@ -69,9 +70,9 @@ impl Registry {
             _t: PhantomData,
         }
     }
-}
 
-impl<'r, T: CvarType> CvarBuilder<'r, T> {
+    crate::vocabulary::common_builder_setters!();
+
     /// The default value (overridden by the environment, see
     /// [`CvarBuilder::env`]).
     pub fn default(mut self, value: <T as Sealed>::Arg<'_>) -> Self {
@@ -84,37 +85,10 @@ impl<'r, T: CvarType> CvarBuilder<'r, T> {
         self
     }
 
-    /// The description a tool reads. For GROUP / ALL scopes it should say
-    /// what writers must do on the other processes.
-    pub fn description(mut self, text: impl Into<String>) -> Self {
-        self.info.description = text.into();
-        self
-    }
-
-    /// The category (by name) the variable belongs to; it may be defined
-    /// later (see [`Categories::undefined`](crate::Categories::undefined)).
-    pub fn category(mut self, name: impl Into<String>) -> Self {
-        self.info.category = Some(name.into());
-        self
-    }
-
-    /// Verbosity (default `USER_BASIC`).
-    pub fn verbosity(mut self, v: Verbosity) -> Self {
-        self.info.verbosity = v;
-        self
-    }
-
     /// Scope (default `LOCAL`). `CONSTANT` and `READONLY` variables refuse
     /// tool writes with `MPI_T_ERR_CVAR_SET_NEVER`.
     pub fn scope(mut self, s: Scope) -> Self {
         self.info.scope = s;
-        self
-    }
-
-    /// Binds the variable to objects of `kind`; register it with
-    /// [`CvarBuilder::register_bound`].
-    pub fn bind(mut self, kind: BindKind) -> Self {
-        self.info.bind = kind;
         self
     }
 
@@ -162,14 +136,14 @@ impl<'r, T: CvarType> CvarBuilder<'r, T> {
         &self.info
     }
 
-    fn register_index(self) -> Result<(&'r Registry, usize)> {
+    fn register_index(self) -> Result<(&'r Arc<Cvars>, usize)> {
         let who = format!("cvar '{}'", self.info.name);
         if self.info.datatype != T::DATATYPE
-            && !(T::KIND == Kind::U64
+            && !(T::KIND == ValueKind::U64
                 && self.info.datatype == Datatype::UnsignedLong
                 && Datatype::UnsignedLong.size() == 8)
         {
-            return Err(Error::Registration(format!(
+            return Err(Error::refused(format!(
                 "{who}: datatype {} does not fit the Rust type (expected {})",
                 self.info.datatype.c_name(),
                 T::DATATYPE.c_name()
@@ -178,7 +152,7 @@ impl<'r, T: CvarType> CvarBuilder<'r, T> {
         let declared = normalise(
             T::KIND,
             self.default.unwrap_or(match T::KIND {
-                Kind::Str => Init::Text(String::new()),
+                ValueKind::Str => Init::Text(String::new()),
                 _ => Init::Bits(0),
             }),
         );
@@ -187,9 +161,9 @@ impl<'r, T: CvarType> CvarBuilder<'r, T> {
             Init::Bits(_) => 1,
         });
         let index = self
-            .registry
-            .register_cvar(self.info, T::KIND, declared, capacity)?;
-        Ok((self.registry, index))
+            .cvars
+            .register(self.info, T::KIND, declared, capacity)?;
+        Ok((self.cvars, index))
     }
 
     /// Registers an unbound variable and returns its handle. Registering
@@ -197,14 +171,14 @@ impl<'r, T: CvarType> CvarBuilder<'r, T> {
     /// existing variable (and reactivates it).
     pub fn register(self) -> Result<Cvar<T>> {
         if self.info.bind != BindKind::NoObject {
-            return Err(Error::Registration(format!(
+            return Err(Error::refused(format!(
                 "cvar '{}' is bound to {}: use register_bound()",
                 self.info.name,
                 self.info.bind.c_name()
             )));
         }
-        let (registry, index) = self.register_index()?;
-        let var = registry.inner.cvars.var(index)?;
+        let (cvars, index) = self.register_index()?;
+        let var = cvars.var(index)?;
         let CvarBody::Unbound(cell) = &var.body else {
             unreachable!("unbound metadata")
         };
@@ -219,14 +193,14 @@ impl<'r, T: CvarType> CvarBuilder<'r, T> {
     /// the component then creates one value per object.
     pub fn register_bound(self) -> Result<BoundCvar<T>> {
         if self.info.bind == BindKind::NoObject {
-            return Err(Error::Registration(format!(
+            return Err(Error::refused(format!(
                 "cvar '{}': register_bound() needs a bind kind",
                 self.info.name
             )));
         }
-        let (registry, index) = self.register_index()?;
+        let (cvars, index) = self.register_index()?;
         Ok(BoundCvar {
-            registry: registry.clone(),
+            cvars: cvars.clone(),
             index,
             _t: PhantomData,
         })
@@ -332,7 +306,7 @@ impl Cvar<String> {
     /// `MPI_T_ERR_INVALID` if it contains NUL or exceeds the capacity.
     pub fn set(&self, value: &str) -> Result<()> {
         if value.contains('\0') || value.len() + 1 > self.cell.count {
-            return Err(Error::Invalid(
+            return Err(Error::invalid(
                 "string contains NUL or exceeds the variable's capacity",
             ));
         }
@@ -342,7 +316,7 @@ impl Cvar<String> {
 }
 
 /// The per-object values of a bound variable.
-type InstanceMap = crate::sync::Mutex<std::collections::HashMap<u64, Arc<CvarCell>>>;
+type InstanceMap = crate::lockfree::var_table::Instances<Arc<CvarCell>>;
 
 /// A control variable bound to objects: the component creates one value
 /// per object (communicator, window, …); tools bind handles to an object
@@ -359,16 +333,17 @@ type InstanceMap = crate::sync::Mutex<std::collections::HashMap<u64, Arc<CvarCel
 ///     .unwrap();
 /// let world = algo.create_instance(0x101).unwrap();
 /// assert_eq!(world.get(), 2);
-/// let (h, count) = reg
-///     .cvar_handle_alloc(algo.index(), Some(ObjectRef::new(BindKind::Comm, 0x101)))
+/// let cvars = reg.cvars();
+/// let (h, count) = cvars
+///     .handle_alloc(algo.index(), Some(ObjectRef::new(BindKind::Comm, 0x101)))
 ///     .unwrap();
 /// assert_eq!(count, 1);
-/// reg.cvar_write(h, &5u32.to_ne_bytes()).unwrap();
+/// cvars.write(h, &5u32.to_ne_bytes()).unwrap();
 /// assert_eq!(world.get(), 5);
-/// reg.cvar_handle_free(h).unwrap();
+/// cvars.handle_free(h).unwrap();
 /// ```
 pub struct BoundCvar<T> {
-    registry: Registry,
+    cvars: Arc<Cvars>,
     index: usize,
     _t: PhantomData<fn() -> T>,
 }
@@ -376,7 +351,7 @@ pub struct BoundCvar<T> {
 impl<T> Clone for BoundCvar<T> {
     fn clone(&self) -> Self {
         Self {
-            registry: self.registry.clone(),
+            cvars: self.cvars.clone(),
             index: self.index,
             _t: PhantomData,
         }
@@ -384,11 +359,11 @@ impl<T> Clone for BoundCvar<T> {
 }
 
 impl<T: CvarType> BoundCvar<T> {
-    fn instances(&self) -> Result<(&super::CvarVar, &InstanceMap)> {
-        let var = self.registry.inner.cvars.var(self.index)?;
+    fn instances(&self) -> Result<(&CvarVar, &InstanceMap)> {
+        let var = self.cvars.var(self.index)?;
         match &var.body {
             CvarBody::Bound(map) => Ok((var, map)),
-            CvarBody::Unbound(_) => Err(Error::Invalid("the variable is not bound to objects")),
+            CvarBody::Unbound(_) => Err(Error::invalid("the variable is not bound to objects")),
         }
     }
 
@@ -396,12 +371,10 @@ impl<T: CvarType> BoundCvar<T> {
     /// starting at the variable's default (after environment overrides).
     pub fn create_instance(&self, object: u64) -> Result<Cvar<T>> {
         let (var, map) = self.instances()?;
-        let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-        if map.contains_key(&object) {
-            return Err(Error::Invalid("an instance for this object exists already"));
-        }
         let cell = Arc::new(CvarCell::new(&var.start, var.count));
-        map.insert(object, cell.clone());
+        if !map.insert_new(object, cell.clone()) {
+            return Err(Error::invalid("an instance for this object exists already"));
+        }
         Ok(Cvar {
             cell,
             index: Some(self.index),
@@ -410,10 +383,12 @@ impl<T: CvarType> BoundCvar<T> {
     }
 
     /// Drops the value for `object`: tool handles bound to it then fail
-    /// with [`Error::Inactive`].
+    /// with `MPI_T_ERR_INVALID_INDEX`.
     pub fn drop_instance(&self, object: u64) -> Result<()> {
         let (_, map) = self.instances()?;
-        let cell = crate::registry::remove_instance(map, object)?;
+        let cell = map
+            .remove(object)
+            .ok_or(Error::invalid("no instance for this object"))?;
         cell.live.store(false, Ordering::Release);
         Ok(())
     }
@@ -423,20 +398,20 @@ impl<T: CvarType> BoundCvar<T> {
         let Ok((_, map)) = self.instances() else {
             return Vec::new();
         };
-        crate::registry::instance_objects(map)
+        map.objects()
     }
 
     /// Forbids tool writes to every instance for now
     /// (`MPI_T_ERR_CVAR_SET_NOT_NOW`).
     pub fn freeze(&self) {
-        if let Ok(var) = self.registry.inner.cvars.var(self.index) {
+        if let Ok(var) = self.cvars.var(self.index) {
             var.frozen.store(true, Ordering::Release);
         }
     }
 
     /// Allows tool writes again (instances frozen individually stay so).
     pub fn unfreeze(&self) {
-        if let Ok(var) = self.registry.inner.cvars.var(self.index) {
+        if let Ok(var) = self.cvars.var(self.index) {
             var.frozen.store(false, Ordering::Release);
         }
     }

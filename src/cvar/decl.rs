@@ -3,20 +3,22 @@
 //! [`StaticCvar`] it declares.
 //!
 //! A `StaticCvar` registers itself in [`global`](crate::global) the first
-//! time it is read (or when [`StaticCvar::register`] is called — do that
+//! time it is read (the macro hands it the way to the global registry's
+//! control variables, so this module needs no registry) (or when [`StaticCvar::register`] is called — do that
 //! at component start-up so tools enumerating variables see it before its
 //! first use). There is no central list. After registration a read is an
 //! already-initialised check (one acquire load) plus the variable's own
 //! relaxed load.
 
-use std::sync::OnceLock;
-
-use crate::enums::Enumeration;
-use crate::kinds::{Datatype, Scope, Verbosity};
-
-use super::builder::Cvar;
+use super::builder::{Cvar, CvarBuilder};
+use super::table::Cvars;
 use super::types::sealed::{Init, Sealed};
 use super::types::{CvarType, NumericCvar};
+use crate::sync::Arc;
+use crate::sync::unmodelled::OnceLock;
+use crate::vocabulary::datatype::Datatype;
+use crate::vocabulary::enumeration::Enumeration;
+use crate::vocabulary::kinds::{Scope, Verbosity};
 
 /// The metadata of a `static` control variable, built in a `const`
 /// context (the [`cvar!`](crate::cvar!) macro builds it from `key = value;`
@@ -108,14 +110,13 @@ impl CvarDecl {
         self
     }
 
-    /// Registers this declaration in `registry` with `default`.
+    /// Registers this declaration in `cvars` with `default`.
     pub(crate) fn register_in<T: CvarType>(
         &self,
-        registry: &crate::Registry,
+        cvars: &Arc<Cvars>,
         default: Init,
-    ) -> crate::Result<Cvar<T>> {
-        let mut b = registry
-            .cvar::<T>(self.name)
+    ) -> crate::vocabulary::error::Result<Cvar<T>> {
+        let mut b = CvarBuilder::<T>::new(cvars, self.name)
             .default_init(default)
             .description(self.description)
             .verbosity(self.verbosity)
@@ -147,16 +148,23 @@ impl CvarDecl {
 pub struct StaticCvar<T: CvarType> {
     decl: CvarDecl,
     default: <T as Sealed>::Static,
+    /// Where to register: the global registry's control variables.
+    home: fn() -> &'static Arc<Cvars>,
     cell: OnceLock<Cvar<T>>,
 }
 
 impl<T: CvarType> StaticCvar<T> {
-    /// A declaration; use the [`cvar!`](crate::cvar!) macro rather than
-    /// calling this directly.
-    pub const fn new(decl: CvarDecl, default: <T as Sealed>::Static) -> Self {
+    /// A declaration registered in `home()` on first use; use the
+    /// [`cvar!`](crate::cvar!) macro rather than calling this directly.
+    pub const fn new(
+        decl: CvarDecl,
+        default: <T as Sealed>::Static,
+        home: fn() -> &'static Arc<Cvars>,
+    ) -> Self {
         Self {
             decl,
             default,
+            home,
             cell: OnceLock::new(),
         }
     }
@@ -171,7 +179,7 @@ impl<T: CvarType> StaticCvar<T> {
     /// [`StaticCvar::try_register`] to get the error instead.
     pub fn register(&self) -> &Cvar<T> {
         self.cell
-            .get_or_init(|| match self.try_register_in(crate::global()) {
+            .get_or_init(|| match self.try_register_in((self.home)()) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!(
@@ -193,17 +201,17 @@ impl<T: CvarType> StaticCvar<T> {
 
     /// Registers the variable in [`global`](crate::global), returning the
     /// error if registration is refused. Idempotent once it succeeded.
-    pub fn try_register(&self) -> crate::Result<&Cvar<T>> {
+    pub fn try_register(&self) -> crate::vocabulary::error::Result<&Cvar<T>> {
         if let Some(c) = self.cell.get() {
             return Ok(c);
         }
-        let c = self.try_register_in(crate::global())?;
+        let c = self.try_register_in((self.home)())?;
         Ok(self.cell.get_or_init(|| c))
     }
 
-    fn try_register_in(&self, registry: &crate::Registry) -> crate::Result<Cvar<T>> {
+    fn try_register_in(&self, cvars: &Arc<Cvars>) -> crate::vocabulary::error::Result<Cvar<T>> {
         self.decl
-            .register_in::<T>(registry, T::static_init(self.default))
+            .register_in::<T>(cvars, T::static_init(self.default))
     }
 
     /// The handle, registering on first call.
@@ -278,7 +286,7 @@ impl StaticCvar<String> {
 /// assert_eq!(send(100), "eager");
 /// assert_eq!(PROTOCOL.get(), 0);
 /// let reg = pvar::global();
-/// assert!(reg.cvar_index("DOCTEST_CVAR_EAGER_LIMIT").is_ok());
+/// assert!(reg.cvars().index("DOCTEST_CVAR_EAGER_LIMIT").is_ok());
 /// ```
 #[macro_export]
 macro_rules! cvar {
@@ -291,6 +299,7 @@ macro_rules! cvar {
         $vis static $ident: $crate::cvar::StaticCvar<$ty> = $crate::cvar::StaticCvar::new(
             $crate::__cvar_decl!($crate::cvar::CvarDecl::new(stringify!($ident)); $($rest)*),
             $default,
+            $crate::process::global_cvars,
         );
     };
 }

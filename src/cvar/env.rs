@@ -5,7 +5,7 @@
 //! `MPIR_CVAR_X`, the last one set winning). They are read once, when the
 //! variable is registered. A malformed value is ignored with a message on
 //! standard error (also kept, see
-//! [`Registry::cvar_warnings`](crate::Registry::cvar_warnings)) that names
+//! [`Cvars::warnings`](super::Cvars::warnings)) that names
 //! the control variable, the environment variable and the bad value; the
 //! variable keeps its default, or the value of a lower-priority environment
 //! variable that was well-formed.
@@ -18,9 +18,9 @@
 //! as they are, shorter than the variable's capacity. Surrounding white
 //! space is ignored except for strings.
 
-use crate::enums::Enumeration;
+use crate::vocabulary::enumeration::Enumeration;
 
-use super::types::sealed::{Init, Kind};
+use super::types::sealed::{Init, ValueKind};
 
 fn parse_i128(s: &str) -> Option<i128> {
     let (neg, digits) = match s.as_bytes().first()? {
@@ -48,7 +48,7 @@ fn parse_i128(s: &str) -> Option<i128> {
 /// Parses `raw` for a variable of `kind`. `capacity` is the string
 /// capacity including the NUL.
 pub(crate) fn parse(
-    kind: Kind,
+    kind: ValueKind,
     raw: &str,
     enumeration: Option<&Enumeration>,
     capacity: usize,
@@ -62,7 +62,7 @@ pub(crate) fn parse(
         Ok(v)
     };
     match kind {
-        Kind::I32 => {
+        ValueKind::I32 => {
             let v = match enumeration.and_then(|e| e.value_of(s)) {
                 Some(v) => v,
                 None => int(i32::MIN as i128, i32::MAX as i128)? as i32,
@@ -79,21 +79,21 @@ pub(crate) fn parse(
             }
             Ok(Init::Bits(v as i64 as u64))
         }
-        Kind::Bool => match s.to_ascii_lowercase().as_str() {
+        ValueKind::Bool => match s.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => Ok(Init::Bits(1)),
             "0" | "false" | "no" | "off" => Ok(Init::Bits(0)),
             _ => Err(format!("expected {}", kind.expected())),
         },
-        Kind::U32 => Ok(Init::Bits(int(0, u32::MAX as i128)? as u64)),
-        Kind::U64 => Ok(Init::Bits(int(0, u64::MAX as i128)? as u64)),
-        Kind::I64 => Ok(Init::Bits(
+        ValueKind::U32 => Ok(Init::Bits(int(0, u32::MAX as i128)? as u64)),
+        ValueKind::U64 => Ok(Init::Bits(int(0, u64::MAX as i128)? as u64)),
+        ValueKind::I64 => Ok(Init::Bits(
             int(i64::MIN as i128, i64::MAX as i128)? as i64 as u64
         )),
-        Kind::F64 => match s.parse::<f64>() {
+        ValueKind::F64 => match s.parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(Init::Bits(v.to_bits())),
             _ => Err(format!("expected {}", kind.expected())),
         },
-        Kind::Str => {
+        ValueKind::Str => {
             if raw.len() + 1 > capacity {
                 Err(format!(
                     "{} bytes is too long (capacity {} including the NUL)",
@@ -121,7 +121,7 @@ pub(crate) struct Resolved {
 /// reading values with `lookup` (the process environment in production).
 pub(crate) fn resolve(
     cvar: &str,
-    kind: Kind,
+    kind: ValueKind,
     default: Init,
     env: &[String],
     enumeration: Option<&Enumeration>,
@@ -180,25 +180,31 @@ mod tests {
         assert_eq!(parse_i128("--7"), None);
         assert_eq!(parse_i128("0x"), None);
         assert_eq!(parse_i128(""), None);
-        assert!(parse(Kind::U32, "4294967296", None, 0).is_err());
-        assert_eq!(parse(Kind::U64, " 0xFF ", None, 0), Ok(Init::Bits(255)));
-        assert!(parse(Kind::U64, "-1", None, 0).is_err());
+        assert!(parse(ValueKind::U32, "4294967296", None, 0).is_err());
         assert_eq!(
-            parse(Kind::I32, "-5", None, 0),
+            parse(ValueKind::U64, " 0xFF ", None, 0),
+            Ok(Init::Bits(255))
+        );
+        assert!(parse(ValueKind::U64, "-1", None, 0).is_err());
+        assert_eq!(
+            parse(ValueKind::I32, "-5", None, 0),
             Ok(Init::Bits(-5i64 as u64))
         );
-        assert!(parse(Kind::F64, "inf", None, 0).is_err());
-        assert_eq!(parse(Kind::Bool, "Yes", None, 0), Ok(Init::Bits(1)));
-        assert!(parse(Kind::Str, "abcd", None, 4).is_err());
-        assert!(parse(Kind::Str, "abc", None, 4).is_ok());
+        assert!(parse(ValueKind::F64, "inf", None, 0).is_err());
+        assert_eq!(parse(ValueKind::Bool, "Yes", None, 0), Ok(Init::Bits(1)));
+        assert!(parse(ValueKind::Str, "abcd", None, 4).is_err());
+        assert!(parse(ValueKind::Str, "abc", None, 4).is_ok());
     }
 
     #[test]
     fn enumerated_ints_accept_names_and_known_values_only() {
         let e = Enumeration::new("proto", [("eager", 0), ("rndv", 1)]).unwrap();
-        assert_eq!(parse(Kind::I32, "RNDV", Some(&e), 0), Ok(Init::Bits(1)));
-        assert_eq!(parse(Kind::I32, "0", Some(&e), 0), Ok(Init::Bits(0)));
-        assert!(parse(Kind::I32, "7", Some(&e), 0).is_err());
-        assert!(parse(Kind::I32, "pipelined", Some(&e), 0).is_err());
+        assert_eq!(
+            parse(ValueKind::I32, "RNDV", Some(&e), 0),
+            Ok(Init::Bits(1))
+        );
+        assert_eq!(parse(ValueKind::I32, "0", Some(&e), 0), Ok(Init::Bits(0)));
+        assert!(parse(ValueKind::I32, "7", Some(&e), 0).is_err());
+        assert!(parse(ValueKind::I32, "pipelined", Some(&e), 0).is_err());
     }
 }

@@ -10,12 +10,12 @@
 //! | `f64` | `MPI_DOUBLE` | |
 //! | `String` | `MPI_CHAR` | the handle count is the capacity including the NUL |
 
-use crate::kinds::Datatype;
+use crate::vocabulary::datatype::Datatype;
 
 pub(crate) mod sealed {
     /// How the value is stored and parsed. Crate-internal.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Kind {
+    pub enum ValueKind {
         /// `i32`, sign-extended into the 64-bit cell.
         I32,
         /// `bool` as 0 / 1.
@@ -48,13 +48,13 @@ pub(crate) mod sealed {
         type Static: Copy + Send + Sync + 'static;
         /// How a default is passed to the builder (`&str` for `String`).
         type Arg<'a>;
-        const KIND: Kind;
+        const KIND: ValueKind;
         fn arg_init(a: Self::Arg<'_>) -> Init;
         fn static_init(s: Self::Static) -> Init;
     }
 }
 
-use sealed::{Init, Kind, Sealed};
+use sealed::{Init, Sealed, ValueKind};
 
 /// A type a control variable can have. Sealed: `i32` and `bool`
 /// (`MPI_INT`), `u32` (`MPI_UNSIGNED`), `u64` (`MPI_UNSIGNED_LONG_LONG`),
@@ -79,7 +79,7 @@ macro_rules! numeric {
         impl Sealed for $t {
             type Static = $t;
             type Arg<'a> = $t;
-            const KIND: Kind = Kind::$kind;
+            const KIND: ValueKind = ValueKind::$kind;
             fn arg_init(a: $t) -> Init {
                 Init::Bits(a.to_bits())
             }
@@ -114,7 +114,7 @@ numeric!(f64, F64, Double, |v| f64::to_bits(v), |b| f64::from_bits(b));
 impl Sealed for String {
     type Static = &'static str;
     type Arg<'a> = &'a str;
-    const KIND: Kind = Kind::Str;
+    const KIND: ValueKind = ValueKind::Str;
     fn arg_init(a: &str) -> Init {
         Init::Text(a.to_string())
     }
@@ -140,14 +140,14 @@ pub enum CvarValue {
     Text(String),
 }
 
-impl Kind {
+impl ValueKind {
     /// Renders a stored value for messages.
     pub(crate) fn show(self, init: &Init) -> String {
         match (self, init) {
             (_, Init::Text(s)) => format!("{s:?}"),
-            (Kind::I32 | Kind::I64, Init::Bits(b)) => (*b as i64).to_string(),
-            (Kind::Bool, Init::Bits(b)) => (*b != 0).to_string(),
-            (Kind::F64, Init::Bits(b)) => f64::from_bits(*b).to_string(),
+            (ValueKind::I32 | ValueKind::I64, Init::Bits(b)) => (*b as i64).to_string(),
+            (ValueKind::Bool, Init::Bits(b)) => (*b != 0).to_string(),
+            (ValueKind::F64, Init::Bits(b)) => f64::from_bits(*b).to_string(),
             (_, Init::Bits(b)) => b.to_string(),
         }
     }
@@ -155,24 +155,24 @@ impl Kind {
     /// The typed value of a stored value.
     pub(crate) fn value(self, bits: u64) -> CvarValue {
         match self {
-            Kind::I32 | Kind::I64 => CvarValue::Signed(bits as i64),
-            Kind::Bool => CvarValue::Signed((bits != 0) as i64),
-            Kind::U32 | Kind::U64 => CvarValue::Unsigned(bits),
-            Kind::F64 => CvarValue::Double(f64::from_bits(bits)),
-            Kind::Str => unreachable!("strings are not bits"),
+            ValueKind::I32 | ValueKind::I64 => CvarValue::Signed(bits as i64),
+            ValueKind::Bool => CvarValue::Signed((bits != 0) as i64),
+            ValueKind::U32 | ValueKind::U64 => CvarValue::Unsigned(bits),
+            ValueKind::F64 => CvarValue::Double(f64::from_bits(bits)),
+            ValueKind::Str => unreachable!("strings are not bits"),
         }
     }
 
     /// What the environment parser expects, for messages.
     pub(crate) fn expected(self) -> &'static str {
         match self {
-            Kind::I32 => "a 32-bit signed integer",
-            Kind::Bool => "a boolean (true/false, yes/no, on/off, 1/0)",
-            Kind::U32 => "a 32-bit unsigned integer",
-            Kind::U64 => "a 64-bit unsigned integer",
-            Kind::I64 => "a 64-bit signed integer",
-            Kind::F64 => "a finite floating-point number",
-            Kind::Str => "a string",
+            ValueKind::I32 => "a 32-bit signed integer",
+            ValueKind::Bool => "a boolean (true/false, yes/no, on/off, 1/0)",
+            ValueKind::U32 => "a 32-bit unsigned integer",
+            ValueKind::U64 => "a 64-bit unsigned integer",
+            ValueKind::I64 => "a 64-bit signed integer",
+            ValueKind::F64 => "a finite floating-point number",
+            ValueKind::Str => "a string",
         }
     }
 }

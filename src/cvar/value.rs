@@ -13,10 +13,10 @@
 //! async-signal-safe; string *writes* allocate and take a mutex, and are
 //! not.)
 
-use crate::sync::append_vec::AppendVec;
+use crate::lockfree::append_vec::AppendVec;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::types::sealed::{Init, Kind};
+use super::types::sealed::{Init, ValueKind};
 
 /// String storage; see the module docs.
 pub(crate) struct TextCell {
@@ -107,9 +107,9 @@ impl CvarCell {
 }
 
 /// Normalises a value for `kind` before storing (booleans become 0 / 1).
-pub(crate) fn normalise(kind: Kind, init: Init) -> Init {
+pub(crate) fn normalise(kind: ValueKind, init: Init) -> Init {
     match (kind, init) {
-        (Kind::Bool, Init::Bits(b)) => Init::Bits((b as i64 as i32 != 0) as u64),
+        (ValueKind::Bool, Init::Bits(b)) => Init::Bits((b as i64 as i32 != 0) as u64),
         (_, i) => i,
     }
 }

@@ -15,13 +15,13 @@ use super::{
     CResult, ERR_INVALID, ERR_INVALID_HANDLE, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index,
     mpi_t_fn, mpit_call, require, set_opt, set_req, to_int,
 };
-use crate::Categories;
+use crate::category::Categories;
 
 mpi_t_fn! {
     /// `MPI_T_category_get_num`.
     fn PMPI_T_category_get_num / MPI_T_category_get_num(num_cat: *mut c_int) {
         // SAFETY: `set_req` checks NULL/alignment; validity is the caller's.
-        mpit_call(|reg| unsafe { set_req(num_cat, to_int(reg.num_categories())) })
+        mpit_call(|reg| unsafe { set_req(num_cat, to_int(reg.categories().len())) })
     }
 }
 
@@ -80,7 +80,7 @@ unsafe fn members(
     cat_index: c_int,
     len: c_int,
     indices: *mut c_int,
-    into: fn(&Categories, usize, &mut [i32]) -> crate::Result<usize>,
+    into: fn(&Categories, usize, &mut [i32]) -> crate::vocabulary::error::Result<usize>,
 ) -> CResult {
     let i = index(cat_index, ERR_INVALID_INDEX)?;
     let len = usize::try_from(len).map_err(|_| ERR_INVALID)?;
@@ -150,9 +150,9 @@ mpi_t_fn! {
 
 /// The enumeration index behind a live `MPI_T_enum`, or
 /// `MPI_T_ERR_INVALID_HANDLE`.
-fn enum_index(reg: &crate::Registry, e: Enum) -> CResult<usize> {
+fn enum_index(reg: &crate::registry::Registry, e: Enum) -> CResult<usize> {
     let i = (e as usize).checked_sub(1).ok_or(ERR_INVALID_HANDLE)?;
-    reg.enumeration(i).map_err(|_| ERR_INVALID_HANDLE)?;
+    reg.enums().get(i).map_err(|_| ERR_INVALID_HANDLE)?;
     Ok(i)
 }
 
@@ -165,7 +165,7 @@ mpi_t_fn! {
         name_len: *mut c_int,
     ) {
         mpit_call(|reg| {
-            let (n, ename) = reg.enum_get_info(enum_index(reg, enumtype)?).c()?;
+            let (n, ename) = reg.enums().info(enum_index(reg, enumtype)?).c()?;
             // SAFETY: NULL (ignored) or valid (contract); helpers check.
             unsafe {
                 set_opt(num, to_int(n));
@@ -189,7 +189,7 @@ mpi_t_fn! {
         mpit_call(|reg| {
             let e = enum_index(reg, enumtype)?;
             require(value)?;
-            let item = reg.enum_get_item(e, index(item_index, ERR_INVALID_INDEX)?).c()?;
+            let item = reg.enums().item(e, index(item_index, ERR_INVALID_INDEX)?).c()?;
             // SAFETY: `value` checked by `require`; the string pair is NULL
             // or valid (contract) and checked by `put_string`.
             unsafe {

@@ -10,8 +10,8 @@ use super::{
     ERR_INVALID, ERR_INVALID_HANDLE, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index, mpi_t_fn,
     mpit_call, out, require, set_opt, set_req, to_int,
 };
-use crate::CvarHandle;
-use crate::kinds::Datatype;
+use crate::cvar::CvarHandle;
+use crate::vocabulary::datatype::Datatype;
 
 /// A live handle with the geometry (datatype, element count) of the C
 /// buffer `buf` its value travels through: the Rust API takes byte slices,
@@ -19,12 +19,12 @@ use crate::kinds::Datatype;
 /// `MPI_T_ERR_INVALID_HANDLE` if `h` is not live, then `MPI_T_ERR_INVALID`
 /// if `buf` is NULL.
 fn lookup(
-    reg: &crate::Registry,
+    reg: &crate::registry::Registry,
     h: CHandle,
     buf: *const c_void,
 ) -> Result<(CvarHandle, Datatype, usize), c_int> {
     let ch = CvarHandle::from_raw(h as u64).ok_or(ERR_INVALID_HANDLE)?;
-    let (_, dt, n) = reg.cvar_handle_info(ch).c()?;
+    let (_, dt, n) = reg.cvars().handle_info(ch).c()?;
     if buf.is_null() {
         return Err(ERR_INVALID);
     }
@@ -35,7 +35,7 @@ mpi_t_fn! {
     /// `MPI_T_cvar_get_num`.
     fn PMPI_T_cvar_get_num / MPI_T_cvar_get_num(num_cvar: *mut c_int) {
         // SAFETY: `set_req` checks NULL/alignment; validity is the caller's.
-        mpit_call(|reg| unsafe { set_req(num_cvar, to_int(reg.num_cvars())) })
+        mpit_call(|reg| unsafe { set_req(num_cvar, to_int(reg.cvars().len())) })
     }
 }
 
@@ -54,9 +54,9 @@ mpi_t_fn! {
         scope: *mut c_int,
     ) {
         mpit_call(|reg| {
-            let info = reg.cvar_info(index(cvar_index, ERR_INVALID_INDEX)?).c()?;
+            let info = reg.cvars().info(index(cvar_index, ERR_INVALID_INDEX)?).c()?;
             let e = match &info.enumeration {
-                Some(e) if info.datatype == Datatype::Int => (reg.enum_index(e) + 1) as Enum,
+                Some(e) if info.datatype == Datatype::Int => (reg.enums().index_of(e) + 1) as Enum,
                 _ => core::ptr::null_mut(),
             };
             // SAFETY: every pointer is NULL (ignored) or valid for its write
@@ -82,7 +82,7 @@ mpi_t_fn! {
             require(cvar_index)?;
             // SAFETY: NULL checked by `arg_str`; NUL-terminated by contract.
             let name = unsafe { arg_str(name, ERR_INVALID_NAME) }?;
-            let i = reg.cvar_index(name).c()?;
+            let i = reg.cvars().index(name).c()?;
             // SAFETY: checked by `require` above.
             unsafe { set_req(cvar_index, to_int(i)) }
         })
@@ -102,11 +102,11 @@ mpi_t_fn! {
             require(handle)?;
             require(count)?;
             let i = index(cvar_index, ERR_INVALID_INDEX)?;
-            let info = reg.cvar_info(i).c()?;
+            let info = reg.cvars().info(i).c()?;
             // SAFETY: `obj_handle` is NULL or the address of a handle
             // variable (caller's contract); `object_at` checks NULL.
             let object = unsafe { object_at(obj_handle, info.bind) };
-            let (h, n) = reg.cvar_handle_alloc(i, object).c()?;
+            let (h, n) = reg.cvars().handle_alloc(i, object).c()?;
             super::init::track_cvar_handle(h.to_raw(), true);
             // SAFETY: both checked by `require` above.
             unsafe {
@@ -124,7 +124,7 @@ mpi_t_fn! {
             // SAFETY: NULL/alignment checked by `out`; valid by contract.
             let h = unsafe { out(handle) }.ok_or(ERR_INVALID)?;
             let ch = CvarHandle::from_raw(*h as u64).ok_or(ERR_INVALID_HANDLE)?;
-            reg.cvar_handle_free(ch).c()?;
+            reg.cvars().handle_free(ch).c()?;
             super::init::track_cvar_handle(ch.to_raw(), false);
             *h = core::ptr::null_mut();
             Ok(())
@@ -140,7 +140,7 @@ mpi_t_fn! {
             // SAFETY: non-NULL; valid for `n` elements of `dt` (contract:
             // sized from get_info and handle_alloc).
             let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), n * dt.size()) };
-            reg.cvar_read(h, dst).c()
+            reg.cvars().read(h, dst).c()
         })
     }
 }
@@ -164,7 +164,7 @@ mpi_t_fn! {
             };
             // SAFETY: non-NULL; valid for `bytes` bytes (see above).
             let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), bytes) };
-            reg.cvar_write(h, src).c()
+            reg.cvars().write(h, src).c()
         })
     }
 }

@@ -3,10 +3,10 @@
 
 use core::ffi::{c_char, c_int};
 use std::collections::HashSet;
-use std::sync::Mutex;
 
 use super::{CResult, OrCode, guarded, mpi_t_fn, registry};
-use crate::error::ErrorCode;
+use crate::sync::Mutex;
+use crate::vocabulary::error::ErrorCode;
 use crate::{CvarHandle, SessionId};
 
 /// Sessions and cvar handles allocated through the C interface and not
@@ -20,7 +20,7 @@ struct Open {
 static OPEN: Mutex<Option<Open>> = Mutex::new(None);
 
 fn with_open<R>(f: impl FnOnce(&mut Open) -> R) -> R {
-    let mut g = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut g = OPEN.lock();
     let open = g.get_or_insert_with(|| Open {
         sessions: HashSet::new(),
         cvar_handles: HashSet::new(),
@@ -60,10 +60,10 @@ fn release_all() {
     });
     let reg = registry();
     for s in sessions {
-        let _ = reg.session_free(SessionId::from_raw(s));
+        let _ = reg.tool().session_free(SessionId::from_raw(s));
     }
     for h in cvars.into_iter().filter_map(CvarHandle::from_raw) {
-        let _ = reg.cvar_handle_free(h);
+        let _ = reg.cvars().handle_free(h);
     }
 }
 
@@ -74,8 +74,8 @@ mpi_t_fn! {
     fn PMPI_T_init_thread / MPI_T_init_thread(required: c_int, provided: *mut c_int) {
         guarded(|| {
             super::require(provided)?;
-            let _serial = FINALIZE.lock().unwrap_or_else(|e| e.into_inner());
-            let level = crate::mpit::init_count_increment(required).c()?;
+            let _serial = FINALIZE.lock();
+            let level = crate::process::init_count_increment(required).c()?;
             // SAFETY: `provided` checked non-NULL and aligned above; valid
             // for writes by the caller's contract.
             unsafe { *provided = level };
@@ -93,9 +93,9 @@ mpi_t_fn! {
             // Serialise with other init/finalize bookkeeping: the count
             // reaching zero and the release happen under the same lock as
             // tracking, so a concurrent init cannot lose its sessions.
-            let _serial = FINALIZE.lock().unwrap_or_else(|e| e.into_inner());
-            crate::mpit::init_count_decrement().c()?;
-            if crate::mpit::init_count() == 0 {
+            let _serial = FINALIZE.lock();
+            crate::process::init_count_decrement().c()?;
+            if crate::process::init_count() == 0 {
                 release_all();
             }
             Ok(())
@@ -115,6 +115,7 @@ macro_rules! error_strings {
         pub extern "C" fn pvar_error_string(code: c_int) -> *const c_char {
             let s: &'static core::ffi::CStr = match ErrorCode::from_raw(code) {
                 $( Some(ErrorCode::$code) => $text, )*
+                None if code == 0 => c"MPI_SUCCESS: call completed successfully",
                 None => c"unknown error code",
             };
             s.as_ptr()
@@ -133,7 +134,6 @@ macro_rules! error_strings {
 }
 
 error_strings! {
-    Success => c"MPI_SUCCESS: call completed successfully",
     CannotInit => c"MPI_T_ERR_CANNOT_INIT: interface not in the state to be initialized",
     NotAccessible => c"MPI_T_ERR_NOT_ACCESSIBLE: requested functionality is not accessible",
     NotInitialized => c"MPI_T_ERR_NOT_INITIALIZED: interface not initialized",

@@ -10,7 +10,7 @@
 //! Conventions kept by every module here:
 //!
 //! - Every `MPI_T_*` entry point other than `MPI_T_init_thread` first
-//!   checks the init count ([`crate::mpit::check_initialized`]).
+//!   checks the init count ([`crate::process::check_initialized`]).
 //! - Opaque C handles carry the Rust keys: `MPI_T_pvar_session` and
 //!   `MPI_T_pvar_handle` are [`SessionId`](crate::SessionId) /
 //!   [`HandleId`](crate::HandleId) raw values, `MPI_T_cvar_handle` a
@@ -33,8 +33,8 @@ pub(crate) mod strings;
 
 use core::ffi::c_int;
 
-use crate::error::{Error, ErrorCode};
 use crate::registry::Registry;
+use crate::vocabulary::error::{Error, ErrorCode};
 
 // Session and handle keys are 64-bit values stored in pointer-sized C
 // handles: the C interface needs 64-bit pointers.
@@ -54,7 +54,7 @@ pub(crate) trait OrCode<T> {
     fn c(self) -> CResult<T>;
 }
 
-impl<T> OrCode<T> for crate::Result<T> {
+impl<T> OrCode<T> for crate::vocabulary::error::Result<T> {
     #[inline]
     fn c(self) -> CResult<T> {
         self.map_err(|e: Error| e.code().raw())
@@ -64,14 +64,14 @@ impl<T> OrCode<T> for crate::Result<T> {
 /// The registry the C interface serves.
 #[inline]
 pub(crate) fn registry() -> &'static Registry {
-    crate::global()
+    crate::process::global()
 }
 
 /// Runs `body` unless the interface is uninitialised, catching panics.
 /// Allocation-free (so usable on the async-signal-safe paths).
 #[inline]
 pub(crate) fn mpit_call(body: impl FnOnce(&'static Registry) -> CResult) -> c_int {
-    if let Err(e) = crate::mpit::check_initialized() {
+    if let Err(e) = crate::process::check_initialized() {
         return e.code().raw();
     }
     guarded(|| body(registry()))

@@ -3,7 +3,7 @@
 //! Async-signal-safe (no allocation, no lock): `start`, `stop`, `read`,
 //! `write`, `reset`, `readreset`, for handles of any size: values go
 //! through a stack buffer of [`STACK`] elements, [`STACK`] at a time
-//! (`Registry::read_range` and friends).
+//! (`Tool::read` with an element range, and friends).
 
 use core::ffi::{c_char, c_int, c_void};
 
@@ -13,9 +13,10 @@ use super::{
     CResult, ERR_INVALID, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index, mpi_t_fn, mpit_call,
     out, require, set_opt, set_req, to_int,
 };
-use crate::kinds::{BindKind, ObjectRef, PvarClass};
 use crate::registry::Registry;
-use crate::tool::{HandleId, SessionId, decode_values, encode_values};
+use crate::tool::{HandleData, HandleId, SessionId, Tool};
+use crate::vocabulary::datatype::Datatype;
+use crate::vocabulary::kinds::{BindKind, ObjectRef, PvarClass};
 
 /// Elements read or written through a stack buffer (2 KiB).
 pub(crate) const STACK: usize = 256;
@@ -53,7 +54,7 @@ mpi_t_fn! {
     /// `MPI_T_pvar_get_num`. Async-signal-safe.
     fn PMPI_T_pvar_get_num / MPI_T_pvar_get_num(num_pvar: *mut c_int) {
         // SAFETY: `set_req` checks NULL/alignment; validity is the caller's.
-        mpit_call(|reg| unsafe { set_req(num_pvar, to_int(reg.num_pvars())) })
+        mpit_call(|reg| unsafe { set_req(num_pvar, to_int(reg.pvars().len())) })
     }
 }
 
@@ -75,10 +76,10 @@ mpi_t_fn! {
         atomic: *mut c_int,
     ) {
         mpit_call(|reg| {
-            let info = reg.pvar_info(index(pvar_index, ERR_INVALID_INDEX)?).c()?;
+            let info = reg.pvars().info(index(pvar_index, ERR_INVALID_INDEX)?).c()?;
             let e = match &info.enumeration {
-                Some(e) if info.datatype == crate::Datatype::Int => {
-                    (reg.enum_index(e) + 1) as Enum
+                Some(e) if info.datatype == crate::vocabulary::datatype::Datatype::Int => {
+                    (reg.enums().index_of(e) + 1) as Enum
                 }
                 _ => core::ptr::null_mut(),
             };
@@ -118,7 +119,7 @@ mpi_t_fn! {
             // SAFETY: NULL checked by `arg_str`; NUL-terminated by contract.
             let name = unsafe { arg_str(name, ERR_INVALID_NAME) }?;
             let class = PvarClass::from_raw(var_class).ok_or(ERR_INVALID_NAME)?;
-            let i = reg.pvar_index(name, class).c()?;
+            let i = reg.pvars().index(name, class).c()?;
             // SAFETY: checked by `require` above.
             unsafe { set_req(pvar_index, to_int(i)) }
         })
@@ -130,7 +131,7 @@ mpi_t_fn! {
     fn PMPI_T_pvar_session_create / MPI_T_pvar_session_create(session: *mut PvarSession) {
         mpit_call(|reg| {
             require(session)?;
-            let s = reg.session_create().c()?;
+            let s = reg.tool().session_create().c()?;
             super::init::track_session(s.to_raw(), true);
             // SAFETY: checked by `require` above.
             unsafe { set_req(session, s.to_raw() as PvarSession) }
@@ -145,7 +146,7 @@ mpi_t_fn! {
         mpit_call(|reg| {
             // SAFETY: NULL/alignment checked by `out`; valid by contract.
             let s = unsafe { out(session) }.ok_or(ERR_INVALID)?;
-            reg.session_free(sid(*s)).c()?;
+            reg.tool().session_free(sid(*s)).c()?;
             super::init::track_session(*s as u64, false);
             *s = core::ptr::null_mut();
             Ok(())
@@ -178,13 +179,13 @@ mpi_t_fn! {
             require(handle)?;
             require(count)?;
             let i = index(pvar_index, ERR_INVALID_INDEX)?;
-            let object = match reg.pvar_info(i) {
+            let object = match reg.pvars().info(i) {
                 // SAFETY: `obj_handle` is NULL or the address of a handle
                 // variable (caller's contract); `object_at` checks NULL.
                 Ok(info) => unsafe { object_at(obj_handle, info.bind) },
                 Err(_) => None,
             };
-            let (h, n) = reg.handle_alloc(sid(session), i, object).c()?;
+            let (h, n) = reg.tool().handle_alloc(sid(session), i, object).c()?;
             // SAFETY: both checked by `require` above.
             unsafe {
                 set_req(handle, h.to_raw() as PvarHandle)?;
@@ -204,7 +205,7 @@ mpi_t_fn! {
         mpit_call(|reg| {
             // SAFETY: NULL/alignment checked by `out`; valid by contract.
             let h = unsafe { out(handle) }.ok_or(ERR_INVALID)?;
-            reg.handle_free(sid(session), hid(*h)).c()?;
+            reg.tool().handle_free(sid(session), hid(*h)).c()?;
             *h = core::ptr::null_mut();
             Ok(())
         })
@@ -215,14 +216,14 @@ mpi_t_fn! {
 fn each(
     session: PvarSession,
     handle: PvarHandle,
-    one: fn(&Registry, SessionId, HandleId) -> crate::Result<()>,
-    all: fn(&Registry, SessionId) -> crate::Result<()>,
+    one: fn(&Tool, SessionId, HandleId) -> crate::vocabulary::error::Result<()>,
+    all: fn(&Tool, SessionId) -> crate::vocabulary::error::Result<()>,
 ) -> c_int {
     mpit_call(|reg| {
         if handle as u64 == ALL_HANDLES {
-            all(reg, sid(session)).c()
+            all(reg.tool(), sid(session)).c()
         } else {
-            one(reg, sid(session), hid(handle)).c()
+            one(reg.tool(), sid(session), hid(handle)).c()
         }
     })
 }
@@ -230,42 +231,45 @@ fn each(
 mpi_t_fn! {
     /// `MPI_T_pvar_start`. Async-signal-safe.
     fn PMPI_T_pvar_start / MPI_T_pvar_start(session: PvarSession, handle: PvarHandle) {
-        each(session, handle, Registry::start, Registry::start_all)
+        each(session, handle, Tool::start, Tool::start_all)
     }
 }
 
 mpi_t_fn! {
     /// `MPI_T_pvar_stop`. Async-signal-safe.
     fn PMPI_T_pvar_stop / MPI_T_pvar_stop(session: PvarSession, handle: PvarHandle) {
-        each(session, handle, Registry::stop, Registry::stop_all)
+        each(session, handle, Tool::stop, Tool::stop_all)
     }
 }
 
 mpi_t_fn! {
     /// `MPI_T_pvar_reset`. Async-signal-safe.
     fn PMPI_T_pvar_reset / MPI_T_pvar_reset(session: PvarSession, handle: PvarHandle) {
-        each(session, handle, Registry::reset, Registry::reset_all)
+        each(session, handle, Tool::reset, Tool::reset_all)
     }
 }
 
-/// A ranged read of a handle: `read_range` or `readreset_range`.
-type RangeOp = fn(&Registry, SessionId, HandleId, usize, &mut [u64]) -> crate::Result<()>;
+/// A ranged read of one handle's elements: `Tool::read_handle` or
+/// `Tool::readreset_handle`.
+type RangeOp = fn(&Tool, &HandleData, usize, &mut [u64]) -> crate::vocabulary::error::Result<()>;
 
-/// The datatype and element count of handle `h`, whose values travel
-/// through the C buffer `buf`: `MPI_T_ERR_INVALID` if `buf` is NULL (after
-/// the session and handle checks).
-fn buffer_shape(
+/// Runs `body` on the handle `h` of session `s`, looked up and validated
+/// once, with its datatype and element count; `MPI_T_ERR_INVALID` if `buf`
+/// is NULL (after the session and handle checks). Async-signal-safe.
+fn with_buffer(
     reg: &Registry,
     s: SessionId,
     h: HandleId,
     buf: *const c_void,
-) -> CResult<(crate::Datatype, usize)> {
-    let (_, dt) = reg.handle_variable(s, h).c()?;
-    let count = reg.handle_count(s, h).c()?;
+    body: impl FnOnce(&Tool, &HandleData, Datatype, usize) -> CResult,
+) -> CResult {
+    let tool = reg.tool();
+    let data = tool.handle(s, h).c()?;
     if buf.is_null() {
         return Err(ERR_INVALID);
     }
-    Ok((dt, count))
+    let info = data.info();
+    body(tool, &data, info.datatype, info.count)
 }
 
 /// The element ranges, [`STACK`] elements at most, in which `count`
@@ -276,10 +280,41 @@ fn stack_pieces(count: usize) -> impl Iterator<Item = core::ops::Range<usize>> {
         .map(move |first| first..(first + STACK).min(count))
 }
 
+/// Encodes values (as produced by a read: `u64` bits of the datatype) into
+/// the C representation of `datatype`, element after element. `out` holds
+/// `values.len()` elements. Async-signal-safe (writes only `out`).
+fn encode_values(datatype: Datatype, values: &[u64], out: &mut [u8]) {
+    let size = datatype.size();
+    for (v, chunk) in values.iter().zip(out.chunks_exact_mut(size)) {
+        match size {
+            4 => chunk.copy_from_slice(&(*v as u32).to_ne_bytes()),
+            8 => chunk.copy_from_slice(&v.to_ne_bytes()),
+            _ => chunk[0] = *v as u8,
+        }
+    }
+}
+
+/// Decodes C-representation values of `datatype` into `u64` bits (the
+/// inverse of [`encode_values`]; `MPI_INT` is sign-extended).
+/// Async-signal-safe (writes only `out`).
+fn decode_values(datatype: Datatype, bytes: &[u8], out: &mut [u64]) {
+    let size = datatype.size();
+    for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(size)) {
+        *o = match (size, datatype) {
+            (4, Datatype::Int) => {
+                i32::from_ne_bytes(chunk.try_into().expect("4 bytes")) as i64 as u64
+            }
+            (4, _) => u32::from_ne_bytes(chunk.try_into().expect("4 bytes")) as u64,
+            (8, _) => u64::from_ne_bytes(chunk.try_into().expect("8 bytes")),
+            _ => chunk[0] as u64,
+        };
+    }
+}
+
 /// Reads a handle's values into the caller's buffer in C layout, without
 /// allocating: through a stack buffer of [`STACK`] elements, piece by piece
 /// for larger handles (per element, a read or readreset is atomic either
-/// way). `op` is `read_range` or `readreset_range`.
+/// way). `op` is `read_handle` or `readreset_handle`.
 ///
 /// # Safety
 /// `buf` is NULL or valid for writes of count × element-size bytes.
@@ -290,18 +325,19 @@ unsafe fn read_into(
     buf: *mut c_void,
     op: RangeOp,
 ) -> CResult {
-    let (dt, count) = buffer_shape(reg, s, h, buf)?;
-    let size = dt.size();
-    // SAFETY: `buf` is non-NULL and valid for `count * size` bytes (the
-    // contract of MPI_T_pvar_read: the buffer holds `count` elements).
-    let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), count * size) };
-    let mut tmp = [0u64; STACK];
-    for r in stack_pieces(count) {
-        let tmp = &mut tmp[..r.len()];
-        op(reg, s, h, r.start, tmp).c()?;
-        encode_values(dt, tmp, &mut dst[r.start * size..r.end * size]).c()?;
-    }
-    Ok(())
+    with_buffer(reg, s, h, buf, |tool, data, dt, count| {
+        let size = dt.size();
+        // SAFETY: `buf` is non-NULL and valid for `count * size` bytes (the
+        // contract of MPI_T_pvar_read: the buffer holds `count` elements).
+        let dst = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), count * size) };
+        let mut tmp = [0u64; STACK];
+        for r in stack_pieces(count) {
+            let tmp = &mut tmp[..r.len()];
+            op(tool, data, r.start, tmp).c()?;
+            encode_values(dt, tmp, &mut dst[r.start * size..r.end * size]);
+        }
+        Ok(())
+    })
 }
 
 mpi_t_fn! {
@@ -312,7 +348,7 @@ mpi_t_fn! {
         buf: *mut c_void,
     ) {
         // SAFETY: `buf` is sized by the caller from get_info/handle_alloc.
-        mpit_call(|reg| unsafe { read_into(reg, sid(session), hid(handle), buf, Registry::read_range) })
+        mpit_call(|reg| unsafe { read_into(reg, sid(session), hid(handle), buf, Tool::read_handle) })
     }
 }
 
@@ -325,7 +361,7 @@ mpi_t_fn! {
     ) {
         // SAFETY: `buf` is sized by the caller from get_info/handle_alloc.
         mpit_call(|reg| unsafe {
-            read_into(reg, sid(session), hid(handle), buf, Registry::readreset_range)
+            read_into(reg, sid(session), hid(handle), buf, Tool::readreset_handle)
         })
     }
 }
@@ -338,19 +374,19 @@ mpi_t_fn! {
         buf: *const c_void,
     ) {
         mpit_call(|reg| {
-            let (s, h) = (sid(session), hid(handle));
-            let (dt, count) = buffer_shape(reg, s, h, buf)?;
-            let size = dt.size();
-            // SAFETY: non-NULL; valid for `count * size` bytes (the contract
-            // of MPI_T_pvar_write).
-            let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count * size) };
-            let mut tmp = [0u64; STACK];
-            for r in stack_pieces(count) {
-                let tmp = &mut tmp[..r.len()];
-                decode_values(dt, &src[r.start * size..r.end * size], tmp).c()?;
-                reg.write_range(s, h, r.start, tmp).c()?;
-            }
-            Ok(())
+            with_buffer(reg, sid(session), hid(handle), buf, |_, data, dt, count| {
+                let size = dt.size();
+                // SAFETY: non-NULL; valid for `count * size` bytes (the
+                // contract of MPI_T_pvar_write).
+                let src = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count * size) };
+                let mut tmp = [0u64; STACK];
+                for r in stack_pieces(count) {
+                    let tmp = &mut tmp[..r.len()];
+                    decode_values(dt, &src[r.start * size..r.end * size], tmp);
+                    data.write(r.start, tmp).c()?;
+                }
+                Ok(())
+            })
         })
     }
 }

@@ -1,28 +1,35 @@
 //! The one place that chooses between `std`'s synchronisation primitives
-//! and loom's models of them.
+//! and loom's models of them — the ground floor of the crate.
 //!
-//! Everything in the engine that is shared between threads imports its
-//! atomics, `Arc` and `Mutex` from here, never from `std` directly. Under
-//! `--cfg loom` the same engine code then runs inside loom's model checker
-//! (see `loom-tests/`), in the manner of tokio's `src/loom/`.
+//! Everything in the engine that is shared between threads takes its
+//! atomics, `Arc`, `Mutex`, `UnsafeCell`, fences and thread-locals from
+//! here, never from `std` or `loom` directly. Under `--cfg loom` the same
+//! engine code then runs inside loom's model checker (see `loom-tests/`),
+//! in the manner of tokio's `src/loom/`:
 //!
-//! [`AtomicU128`] comes from `portable-atomic`; [`check_lock_free`] verifies
-//! at registry creation that the widths used on async-signal-safe paths are
-//! lock-free on this CPU.
-
-pub(crate) mod append_vec;
-pub(crate) mod isolated;
-#[cfg(all(test, not(loom)))]
-mod miri_tests;
-pub(crate) mod striped;
-pub(crate) mod tagged;
+//! - [`AtomicU64`] and friends, [`Arc`], [`fence`], [`UnsafeCell`] (with
+//!   loom's closure API in both builds), [`spin_hint`];
+//! - [`AtomicU128`]: `portable-atomic`'s in the real build, a
+//!   mutex-modelled one under loom; [`check_lock_free`] verifies at
+//!   registry creation that it is lock-free on this CPU;
+//! - [`Mutex`]: never poisoned (a panic while it was held leaves the data
+//!   as it was; every engine structure behind a mutex stays consistent
+//!   between statements), so `lock` returns the guard;
+//! - `engine_thread_local!`: `std`'s
+//!   `thread_local!` with `const` initialisers (no lazy initialisation, so
+//!   readable from a signal handler), or loom's;
+//! - [`unmodelled`]: `std` atomics and `OnceLock` for process-wide
+//!   `static`s (id sources, counters) that loom cannot hold and that no
+//!   model checks;
+//! - `signal`: loom only, the modelled signal handler.
 
 #[cfg(not(loom))]
 mod imp {
     #[allow(unused_imports)]
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    pub(crate) use std::sync::Arc;
     #[allow(unused_imports)]
-    pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    pub(crate) use std::sync::{Mutex as RawMutex, MutexGuard};
 
     pub(crate) use portable_atomic::AtomicU128;
 
@@ -36,9 +43,10 @@ mod imp {
 #[cfg(loom)]
 mod imp {
     #[allow(unused_imports)]
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    pub(crate) use loom::sync::Arc;
     #[allow(unused_imports)]
-    pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    pub(crate) use loom::sync::{Mutex as RawMutex, MutexGuard};
 
     /// loom has no 128-bit atomic; model one with a loom mutex. The mutex is
     /// only a modelling device: in the real build this is portable-atomic's
@@ -52,10 +60,6 @@ mod imp {
         }
         pub(crate) fn load(&self, _o: core::sync::atomic::Ordering) -> u128 {
             *self.0.lock().unwrap()
-        }
-        #[allow(dead_code)]
-        pub(crate) fn store(&self, v: u128, _o: core::sync::atomic::Ordering) {
-            *self.0.lock().unwrap() = v;
         }
         pub(crate) fn compare_exchange(
             &self,
@@ -89,6 +93,68 @@ pub(crate) use core::sync::atomic::fence;
 pub(crate) use imp::*;
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::fence;
+
+/// A mutex that is never poisoned: `lock` returns the guard. The engine's
+/// data behind mutexes (free lists, name maps, allocators) is consistent
+/// between any two statements, so a panic in another holder leaves nothing
+/// half-done to guard against.
+#[derive(Debug, Default)]
+pub(crate) struct Mutex<T>(RawMutex<T>);
+
+impl<T> Mutex<T> {
+    /// A mutex holding `value` (`const` in the real build, for `static`s).
+    #[cfg(not(loom))]
+    pub(crate) const fn new(value: T) -> Self {
+        Self(RawMutex::new(value))
+    }
+
+    /// A mutex holding `value`.
+    #[cfg(loom)]
+    pub(crate) fn new(value: T) -> Self {
+        Self(RawMutex::new(value))
+    }
+
+    /// Locks, ignoring poisoning.
+    #[inline]
+    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// `std`'s `thread_local!` with a `const` initialiser (no lazy
+/// initialisation, no destructor registration unless the type needs one),
+/// or loom's `thread_local!` under `--cfg loom`, which gives each modelled
+/// thread its own value. Write the initialiser as a plain expression.
+macro_rules! engine_thread_local {
+    ($($vis:vis static $name:ident: $t:ty = $init:expr;)+) => {
+        #[cfg(not(loom))]
+        std::thread_local! { $($vis static $name: $t = const { $init };)+ }
+        #[cfg(loom)]
+        loom::thread_local! { $($vis static $name: $t = $init;)+ }
+    };
+}
+pub(crate) use engine_thread_local;
+
+/// `std` primitives for process-wide `static`s: identifier sources and
+/// counters that live for the whole process. loom's atomics cannot be
+/// `static`s, and none of these is part of a protocol a model checks (a
+/// model sees them as plain counters), so they are `std`'s in both builds.
+pub(crate) mod unmodelled {
+    /// For immutable values shared by reference (an enumeration's items),
+    /// compared by pointer: no model needs to see their counts.
+    pub(crate) use std::sync::Arc;
+    pub(crate) use std::sync::OnceLock;
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
+    /// `std`'s thread-locals, for state outside the engine (the C
+    /// interface's last error message) that no model runs.
+    pub(crate) use std::thread_local;
+}
+
+/// Loom only: a static created afresh in every modelled execution.
+#[cfg(loom)]
+pub(crate) use loom::lazy_static;
 
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
@@ -177,7 +243,6 @@ impl<T> UnsafeCell<T> {
 /// CPU lacks them it falls back to a global spin-locked table, which a signal
 /// handler that interrupted the lock holder would deadlock on.
 pub(crate) fn check_lock_free() -> Result<(), &'static str> {
-    tagged::detect_fast_loads();
     if AtomicU128::is_lock_free() {
         Ok(())
     } else {

@@ -31,7 +31,7 @@
 //!
 //! **WATERMARK classes** (engine storage) subscribe to their variable at
 //! allocation; the element words are the subscription's marks, which
-//! updaters push while started (see `storage::watermark`).
+//! updaters push while started (see `hot::storage::watermark`).
 //!
 //! **Classes without history, not continuous** (GENERIC, and HIGH/LOW
 //! watermarks computed by callback): the word holds a snapshot. While
@@ -43,17 +43,33 @@
 //! **Continuous classes without history** (STATE, LEVEL, SIZE, PERCENTAGE,
 //! continuous GENERIC and callback variables): no per-handle state; every
 //! session reads the current value. These are read-only (see
-//! [`PvarInfo::validate`](crate::PvarInfo::validate)).
+//! [`PvarInfo::validate`]).
 
-use std::sync::Arc;
+use crate::hot::storage::watermark::{SubKey, WatermarkStore};
+use crate::hot::storage::{Backing, Storage};
+use crate::lockfree::striped::StripedCounter;
+use crate::lockfree::tagged::{RunTag, TaggedWord};
+use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::vocabulary::PvarInfo;
+use crate::vocabulary::callback::Notify;
+use crate::vocabulary::datatype::Datatype;
+use crate::vocabulary::error::{Error, Result};
+use crate::vocabulary::kinds::PvarClass;
 
-use crate::callback::Notify;
-use crate::error::{Error, ErrorCode, Result};
-use crate::kinds::PvarClass;
-use crate::storage::watermark::{SubKey, WatermarkStore};
-use crate::storage::{Kind, Storage};
-use crate::sync::tagged::{RunTag, TaggedWord};
-use crate::sync::{AtomicU64, Ordering};
+/// What a handle is (`MPI_T_pvar_handle_alloc`'s count, and what
+/// `MPI_T_pvar_get_info` says of its variable), for one lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandleInfo {
+    /// The variable's index.
+    pub index: usize,
+    /// The variable's class.
+    pub class: PvarClass,
+    /// The datatype of each element.
+    pub datatype: Datatype,
+    /// The element count (of the bound object's instance, for a bound
+    /// variable).
+    pub count: usize,
+}
 
 pub(crate) enum HandleState {
     /// COUNTER, AGGREGATE, TIMER: `x` per element; an engine TIMER also
@@ -62,8 +78,9 @@ pub(crate) enum HandleState {
         words: Box<[TaggedWord]>,
         reported: Option<Box<[AtomicU64]>>,
     },
-    /// Engine HIGH/LOWWATERMARK: the handle's subscription.
-    Watermark(SubKey),
+    /// Engine HIGH/LOWWATERMARK: the store and the handle's subscription
+    /// in it.
+    Watermark(Arc<WatermarkStore>, SubKey),
     /// Not continuous, no history: the snapshot read while stopped.
     Snapshot(Box<[TaggedWord]>),
     /// Continuous, no history: the current value.
@@ -80,6 +97,9 @@ pub(crate) struct HandleData {
     pub(crate) continuous: bool,
     pub(crate) readonly: bool,
     pub(crate) atomic: bool,
+    /// Allocated through the typed API: freed by dropping its owner, not
+    /// by the keyed `handle_free`.
+    pub(crate) owned: bool,
     /// The run word (a [`RunTag`]): see the module documentation.
     run: AtomicU64,
     pub(crate) state: HandleState,
@@ -101,20 +121,20 @@ impl HandleData {
         session: u64,
         index: usize,
         storage: Arc<Storage>,
-        continuous: bool,
-        readonly: bool,
-        atomic: bool,
+        info: &PvarInfo,
+        owned: bool,
     ) -> Self {
+        let (continuous, readonly, atomic) = (info.continuous, info.readonly, info.atomic);
         let count = storage.count;
         let state = if storage.class.is_sum() {
-            let engine_timer =
-                storage.class == PvarClass::Timer && !matches!(storage.kind, Kind::Callback { .. });
+            let engine_timer = storage.class == PvarClass::Timer
+                && !matches!(storage.backing, Backing::Callback { .. });
             HandleState::Sum {
                 words: words(count, |_| 0),
                 reported: engine_timer.then(|| (0..count).map(|_| AtomicU64::new(0)).collect()),
             }
-        } else if let Kind::Watermark(w) = &storage.kind {
-            HandleState::Watermark(w.subscribe())
+        } else if let Backing::Watermark(w) = &storage.backing {
+            HandleState::Watermark(w.clone(), w.subscribe())
         } else if continuous {
             HandleState::Current
         } else {
@@ -129,34 +149,29 @@ impl HandleData {
             continuous,
             readonly,
             atomic,
+            owned,
             run: AtomicU64::new(RunTag::INITIAL.raw()),
             state,
         };
         if continuous {
-            data.start();
+            data.start_run();
         }
         data
     }
 
     fn notify(&self, event: Notify) {
-        if let Kind::Callback { callbacks, object } = &self.storage.kind {
+        if let Backing::Callback { callbacks, object } = &self.storage.backing {
             callbacks.notify(event, *object);
         }
     }
 
-    /// The variable's watermark store (engine watermarks only).
-    fn watermark(&self) -> &WatermarkStore {
-        match &self.storage.kind {
-            Kind::Watermark(w) => w,
-            _ => unreachable!("a watermark subscription belongs to watermark storage"),
-        }
-    }
-
-    pub(crate) fn check_live(&self, active: bool) -> Result<()> {
-        if active && self.storage.is_live() {
-            Ok(())
-        } else {
-            Err(Error::Inactive)
+    /// What the handle is.
+    pub(crate) fn info(&self) -> HandleInfo {
+        HandleInfo {
+            index: self.index,
+            class: self.storage.class,
+            datatype: self.storage.datatype,
+            count: self.count,
         }
     }
 
@@ -186,11 +201,11 @@ impl HandleData {
     }
 
     /// Starts the handle (if stopped) and tells a callback variable
-    /// [`Notify::Start`]. The caller has refused continuous handles (the
-    /// registry's `start` and `start_all`), except [`HandleData::new`]
+    /// [`Notify::Start`]. The caller has refused continuous handles
+    /// ([`HandleData::start`] and `start_all`), except [`HandleData::new`]
     /// starting one. Async-signal-safe (the notify callback of a callback
     /// variable is the component's).
-    pub(crate) fn start(&self) {
+    fn start_run(&self) {
         let Some(tag) = self.transition(true) else {
             return;
         };
@@ -207,7 +222,7 @@ impl HandleData {
                     });
                 }
             }
-            HandleState::Watermark(k) => self.watermark().start(*k, tag),
+            HandleState::Watermark(w, k) => w.start(*k, tag),
             HandleState::Snapshot(words) => {
                 for w in words.iter() {
                     w.advance(tag, |w| w.value);
@@ -220,7 +235,7 @@ impl HandleData {
 
     /// Stops the handle (if started); the caller has refused continuous
     /// handles. Async-signal-safe.
-    pub(crate) fn stop(&self) {
+    fn stop_run(&self) {
         if let Some(tag) = self.transition(false) {
             self.apply_stop(tag);
             self.notify(Notify::Stop);
@@ -241,7 +256,7 @@ impl HandleData {
                     });
                 }
             }
-            HandleState::Watermark(k) => self.watermark().stop(*k, tag),
+            HandleState::Watermark(w, k) => w.stop(*k, tag),
             HandleState::Snapshot(words) => {
                 for (i, w) in words.iter().enumerate() {
                     w.advance(tag, |w| {
@@ -287,7 +302,7 @@ impl HandleData {
     /// Reads elements `first..first + out.len()` into `out` (values in the
     /// variable's datatype, as `u64` bits). The caller checks the range.
     /// Async-signal-safe.
-    pub(crate) fn read(&self, first: usize, out: &mut [u64]) {
+    fn read_values(&self, first: usize, out: &mut [u64]) {
         let storage = &self.storage;
         let elements = (first..self.count).zip(out.iter_mut());
         match &self.state {
@@ -296,8 +311,7 @@ impl HandleData {
                     *o = self.sum_output(reported.as_deref(), i, self.sum_value(words, i));
                 }
             }
-            HandleState::Watermark(k) => {
-                let w = self.watermark();
+            HandleState::Watermark(w, k) => {
                 for (i, o) in elements {
                     *o = storage.to_output(w.read(*k, i));
                 }
@@ -325,7 +339,7 @@ impl HandleData {
     /// this handle reads from now on (the caller has refused read-only
     /// handles). `PVAR_NO_WRITE` for classes without per-handle state.
     /// Async-signal-safe.
-    pub(crate) fn write(&self, first: usize, values: &[u64]) -> Result<()> {
+    fn write_values(&self, first: usize, values: &[u64]) -> Result<()> {
         let (storage, repr) = (&self.storage, self.storage.repr);
         match &self.state {
             HandleState::Sum { words, reported } => {
@@ -346,14 +360,13 @@ impl HandleData {
                     }
                 }
             }
-            HandleState::Watermark(k) => {
-                let w = self.watermark();
+            HandleState::Watermark(w, k) => {
                 for (i, &v) in (first..self.count).zip(values.iter()) {
                     w.write(*k, i, v);
                 }
             }
             HandleState::Snapshot(_) | HandleState::Current => {
-                return Err(ErrorCode::PvarNoWrite.into());
+                return Err(Error::PvarNoWrite);
             }
         }
         Ok(())
@@ -365,12 +378,7 @@ impl HandleData {
     /// reset). The caller has refused read-only handles, and non-atomic
     /// ones for a readreset; `PVAR_NO_WRITE` for classes without
     /// per-handle state.
-    pub(crate) fn reset(
-        &self,
-        first: usize,
-        len: usize,
-        mut out: Option<&mut [u64]>,
-    ) -> Result<()> {
+    fn reset_values(&self, first: usize, len: usize, mut out: Option<&mut [u64]>) -> Result<()> {
         let (storage, repr) = (&self.storage, self.storage.repr);
         let range = first..(first + len).min(self.count);
         match &self.state {
@@ -395,8 +403,7 @@ impl HandleData {
                     }
                 }
             }
-            HandleState::Watermark(k) => {
-                let w = self.watermark();
+            HandleState::Watermark(w, k) => {
                 for i in range {
                     let old = w.reset(*k, i);
                     if let Some(out) = out.as_deref_mut() {
@@ -405,8 +412,143 @@ impl HandleData {
                 }
             }
             HandleState::Snapshot(_) | HandleState::Current => {
-                return Err(ErrorCode::PvarNoWrite.into());
+                return Err(Error::PvarNoWrite);
             }
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------
+    // The MPI_T operations, with the standard's checks in one order for
+    // both faces (keyed and typed): class flags (`PVAR_NO_STARTSTOP`,
+    // `PVAR_NO_ATOMIC`, `PVAR_NO_WRITE`), then the variable or instance
+    // gone (`INVALID_INDEX`), then the element range (`INVALID`). Reads
+    // that start at element 0 are counted in `served` (the tool side's
+    // statistics). All async-signal-safe (a callback variable's functions
+    // must be too).
+
+    /// `MPI_T_ERR_INVALID_INDEX` unless the variable is active and (bound)
+    /// its instance not dropped.
+    #[inline]
+    fn check_live(&self) -> Result<()> {
+        if self.storage.is_live() {
+            Ok(())
+        } else {
+            Err(Error::inactive())
+        }
+    }
+
+    /// `MPI_T_ERR_INVALID` unless `first..first + len` lies within the
+    /// handle.
+    #[inline]
+    fn check_range(&self, first: usize, len: usize) -> Result<()> {
+        match first.checked_add(len) {
+            Some(end) if end <= self.count => Ok(()),
+            _ => Err(Error::invalid("element range past the handle's count")),
+        }
+    }
+
+    /// `MPI_T_pvar_start`: starting a started handle does nothing.
+    pub(crate) fn start(&self) -> Result<()> {
+        if self.continuous {
+            return Err(Error::PvarNoStartstop);
+        }
+        self.check_live()?;
+        self.start_run();
+        Ok(())
+    }
+
+    /// `MPI_T_pvar_stop`: stopping a stopped handle does nothing.
+    pub(crate) fn stop(&self) -> Result<()> {
+        if self.continuous {
+            return Err(Error::PvarNoStartstop);
+        }
+        self.check_live()?;
+        self.stop_run();
+        Ok(())
+    }
+
+    /// Starts (`true`) or stops the handle for `start_all` / `stop_all`:
+    /// continuous handles and handles already in that state are skipped;
+    /// `PVAR_NO_STARTSTOP` if the variable is gone.
+    pub(crate) fn start_or_stop_for_all(&self, start: bool) -> Result<()> {
+        if self.continuous || self.is_started() == start {
+            return Ok(());
+        }
+        self.check_live().map_err(|_| Error::PvarNoStartstop)?;
+        if start {
+            self.start_run()
+        } else {
+            self.stop_run()
+        }
+        Ok(())
+    }
+
+    /// `MPI_T_pvar_read` of elements `first..first + out.len()`.
+    pub(crate) fn read(
+        &self,
+        first: usize,
+        out: &mut [u64],
+        served: &StripedCounter,
+    ) -> Result<()> {
+        self.check_live()?;
+        self.check_range(first, out.len())?;
+        self.read_values(first, out);
+        if first == 0 {
+            served.inc();
+        }
+        Ok(())
+    }
+
+    /// `MPI_T_pvar_write` of elements `first..first + values.len()`.
+    pub(crate) fn write(&self, first: usize, values: &[u64]) -> Result<()> {
+        if self.readonly {
+            return Err(Error::PvarNoWrite);
+        }
+        self.check_live()?;
+        self.check_range(first, values.len())?;
+        self.write_values(first, values)
+    }
+
+    /// `MPI_T_pvar_reset` of every element.
+    pub(crate) fn reset(&self) -> Result<()> {
+        if self.readonly {
+            return Err(Error::PvarNoWrite);
+        }
+        self.check_live()?;
+        self.reset_values(0, self.count, None)
+    }
+
+    /// Resets the handle for `reset_all`: read-only handles are skipped;
+    /// `PVAR_NO_WRITE` if the variable is gone or has no handle state.
+    pub(crate) fn reset_for_all(&self) -> Result<()> {
+        if self.readonly {
+            return Ok(());
+        }
+        self.check_live()
+            .and_then(|_| self.reset_values(0, self.count, None))
+            .map_err(|_| Error::PvarNoWrite)
+    }
+
+    /// `MPI_T_pvar_readreset` of elements `first..first + out.len()`.
+    pub(crate) fn readreset(
+        &self,
+        first: usize,
+        out: &mut [u64],
+        served: &StripedCounter,
+    ) -> Result<()> {
+        if !self.atomic {
+            return Err(Error::PvarNoAtomic);
+        }
+        if self.readonly {
+            return Err(Error::PvarNoWrite);
+        }
+        self.check_live()?;
+        self.check_range(first, out.len())?;
+        let len = out.len();
+        self.reset_values(first, len, Some(out))?;
+        if first == 0 {
+            served.inc();
         }
         Ok(())
     }
@@ -419,13 +561,9 @@ impl HandleData {
             self.apply_stop(tag);
             self.notify(Notify::Stop);
         }
-        if let HandleState::Watermark(k) = &self.state {
-            self.watermark().unsubscribe(*k);
+        if let HandleState::Watermark(w, k) = &self.state {
+            w.unsubscribe(*k);
         }
         self.notify(Notify::Free);
-    }
-
-    pub(crate) fn class(&self) -> PvarClass {
-        self.storage.class
     }
 }

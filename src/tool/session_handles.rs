@@ -2,8 +2,8 @@
 //! operations and `session_free` visit the session's handles only, not
 //! every handle of the registry.
 //!
-//! The list is an append-only vector of handle keys; an entry holding 0 is
-//! empty. `handle_alloc` reserves an entry (reusing an empty one first),
+//! The list is a [`Recycler`] of handle keys; an entry holding 0 is empty.
+//! `handle_alloc` reserves an entry (reusing an empty one first),
 //! allocates the handle, and stores its key; `handle_free` clears the entry
 //! and gives it back. Walkers load each entry and look the key up in the
 //! handle table, whose generation check rejects a key freed meanwhile; an
@@ -12,28 +12,30 @@
 //! no allocation); reserving and giving back take a mutex, as handle
 //! allocation and free already do (neither is signal-safe).
 
-use crate::sync::append_vec::AppendVec;
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::lockfree::recycler::Recycler;
+use crate::sync::{AtomicU64, Ordering};
 
 /// The handle keys of one session.
 pub(crate) struct SessionHandles {
-    keys: AppendVec<AtomicU64>,
-    /// Indices of empty entries.
-    empty: Mutex<Vec<usize>>,
+    keys: Recycler<AtomicU64>,
+    /// Created through the typed API: freed by dropping its owner, not by
+    /// the keyed `session_free`.
+    pub(crate) owned: bool,
 }
 
 impl SessionHandles {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(owned: bool) -> Self {
         Self {
-            keys: AppendVec::new(),
-            empty: Mutex::new(Vec::new()),
+            keys: Recycler::new(),
+            owned,
         }
     }
 
     /// Reserves an empty entry for a handle about to be allocated.
     pub(crate) fn reserve(&self) -> usize {
-        let reused = self.empty.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        reused.unwrap_or_else(|| self.keys.push(AtomicU64::new(0)))
+        self.keys
+            .take(usize::MAX, || AtomicU64::new(0))
+            .expect("no limit")
     }
 
     /// Stores the allocated handle's key in its reserved entry.
@@ -45,22 +47,20 @@ impl SessionHandles {
     /// gives it back for reuse.
     pub(crate) fn clear(&self, entry: usize) {
         self.entry(entry).store(0, Ordering::Release);
-        self.empty
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(entry);
+        self.keys.give_back(entry);
     }
 
     /// The keys of the session's handles. Async-signal-safe.
     pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
         self.keys
+            .items
             .iter()
             .map(|(_, k)| k.load(Ordering::Acquire))
             .filter(|&k| k != 0)
     }
 
     fn entry(&self, entry: usize) -> &AtomicU64 {
-        self.keys.get(entry).expect("a reserved entry exists")
+        self.keys.items.get(entry).expect("a reserved entry exists")
     }
 }
 
@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn entries_are_reused_and_empty_ones_skipped() {
-        let s = SessionHandles::new();
+        let s = SessionHandles::new(false);
         let (a, b) = (s.reserve(), s.reserve());
         s.fill(a, 10);
         assert_eq!(s.keys().collect::<Vec<_>>(), [10], "b is still empty");

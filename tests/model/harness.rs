@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use pvar::clock::MockTime;
 use pvar::{
     Aggregate, BindKind, Bound, CallbackVar, Callbacks, Clock, Counter, Datatype, ErrorCode,
-    Generic, HandleId, HighWatermark, Level, LowWatermark, ObjectRef, Percentage, PvarClass,
-    Registry, SessionId, Size, State, Timer,
+    Generic, HandleId, HighWatermark, Level, LowWatermark, MockTime, ObjectRef, Percentage,
+    PvarClass, Registry, SessionId, Size, State, Timer,
 };
 
 use super::ops::{self, HRef, Op, RegOp, SRef, Upd, VarKind, sel};
@@ -472,6 +471,17 @@ impl Harness {
         }
     }
 
+    /// The model's read, readreset and write take the whole handle with a
+    /// buffer of `len` elements (`INVALID` if shorter than the count); the
+    /// keyed API takes an element range. The engine is given the handle's
+    /// `count` elements from this element: 0 for a buffer that holds them
+    /// (a longer one is cut to the count), or, for a shorter one, its
+    /// shortfall, so that the range runs past the count by as much
+    /// (`INVALID`, checked where the buffer length was).
+    fn first_of(count: usize, len: usize) -> usize {
+        count.saturating_sub(len)
+    }
+
     /// Values to write, in the datatype of `meta` (exact in the model).
     fn write_values(meta: Option<&Meta>, len: usize, seed: u32) -> Vec<u64> {
         (0..len)
@@ -576,14 +586,14 @@ impl Harness {
                 if side.sessions.len() >= 64 {
                     return;
                 }
-                let k = side.reg.session_create().expect("session_create");
+                let k = side.reg.tool().session_create().expect("session_create");
                 let m = side.model.session_create();
                 side.sessions.push((k, m));
             }
             Op::SessionFree(s) => {
                 let (k, m) = self.session(s);
                 let side = self.me_mut();
-                let e = side.reg.session_free(k);
+                let e = side.reg.tool().session_free(k);
                 let mr = side.model.session_free(m);
                 self.agree(op, &e, &mr);
             }
@@ -607,7 +617,7 @@ impl Harness {
                         Some((false, handle)),
                     ),
                 };
-                let e = side.reg.handle_alloc(k, index, object);
+                let e = side.reg.tool().handle_alloc(k, index, object);
                 let mr = side.model.handle_alloc(m, index, mobj);
                 self.agree(op, &e, &mr);
                 if let (Ok((h, ec)), Ok((mh, mc))) = (e, mr) {
@@ -621,12 +631,12 @@ impl Harness {
                 let (sk, sm) = self.session(s);
                 let (hk, hm) = self.handle(h);
                 let side = self.me_mut();
-                let (reg, model) = (&side.reg, &mut side.model);
+                let (tool, model) = (side.reg.tool(), &mut side.model);
                 let (e, mr) = match op {
-                    Op::HandleFree(..) => (reg.handle_free(sk, hk), model.handle_free(sm, hm)),
-                    Op::Start(..) => (reg.start(sk, hk), model.start(sm, hm)),
-                    Op::Stop(..) => (reg.stop(sk, hk), model.stop(sm, hm)),
-                    _ => (reg.reset(sk, hk), model.reset(sm, hm)),
+                    Op::HandleFree(..) => (tool.handle_free(sk, hk), model.handle_free(sm, hm)),
+                    Op::Start(..) => (tool.start(sk, hk), model.start(sm, hm)),
+                    Op::Stop(..) => (tool.stop(sk, hk), model.stop(sm, hm)),
+                    _ => (tool.reset(sk, hk), model.reset(sm, hm)),
                 };
                 self.agree(op, &e, &mr);
             }
@@ -636,17 +646,18 @@ impl Harness {
                 let (meta, count) = self.me().handle_meta(hm).unzip();
                 let count = count.unwrap_or(1);
                 let len = Self::buf_len(count, b);
-                let mut out = vec![0xdead_beef_u64; len];
+                let first = Self::first_of(count, len);
+                let mut out = vec![0xdead_beef_u64; count];
                 let read = matches!(op, Op::Read(..));
                 let side = self.me_mut();
                 let (e, mr) = if read {
                     (
-                        side.reg.read(sk, hk, &mut out),
+                        side.reg.tool().read(sk, hk, first, &mut out),
                         side.model.read(sm, hm, len),
                     )
                 } else {
                     (
-                        side.reg.readreset(sk, hk, &mut out),
+                        side.reg.tool().readreset(sk, hk, first, &mut out),
                         side.model.readreset(sm, hm, len),
                     )
                 };
@@ -677,15 +688,10 @@ impl Harness {
                 let (sk, sm) = self.session(s);
                 let (hk, hm) = self.handle(h);
                 let meta = self.me().handle_meta(hm).map(|(m, _)| m);
-                let float = meta
-                    .as_ref()
-                    .is_some_and(|m| m.datatype == Datatype::Double);
                 let side = self.me_mut();
-                let e = if float {
-                    side.reg.read_f64(sk, hk).map(f64::to_bits)
-                } else {
-                    side.reg.read_u64(sk, hk)
-                };
+                // Element 0 (for `MPI_DOUBLE`, the bits of the `f64`).
+                let mut v = [0u64];
+                let e = side.reg.tool().read(sk, hk, 0, &mut v).map(|()| v[0]);
                 let mr = side.model.read_first(sm, hm);
                 self.agree(op, &e, &mr);
                 if let (Ok(g), Ok(x), Some(meta)) = (&e, &mr, &meta)
@@ -706,20 +712,27 @@ impl Harness {
                 let (hk, hm) = self.handle(h);
                 let (meta, count) = self.me().handle_meta(hm).unzip();
                 let count = count.unwrap_or(1);
-                let vals = Self::write_values(meta.as_ref(), Self::buf_len(count, b), seed);
+                let len = Self::buf_len(count, b);
+                let vals = Self::write_values(meta.as_ref(), len, seed);
+                // The engine is given `count` values, from `first_of`.
+                let mut range = vals.clone();
+                range.resize(count, 0);
                 let side = self.me_mut();
-                let e = side.reg.write(sk, hk, &vals);
+                let e = side
+                    .reg
+                    .tool()
+                    .write(sk, hk, Self::first_of(count, len), &range);
                 let mr = side.model.write(sm, hm, &vals);
                 self.agree(op, &e, &mr);
             }
             Op::StartAll(s) | Op::StopAll(s) | Op::ResetAll(s) => {
                 let (k, m) = self.session(s);
                 let side = self.me_mut();
-                let (reg, model) = (&side.reg, &mut side.model);
+                let (tool, model) = (side.reg.tool(), &mut side.model);
                 let (e, mr) = match op {
-                    Op::StartAll(_) => (reg.start_all(k), model.start_all(m)),
-                    Op::StopAll(_) => (reg.stop_all(k), model.stop_all(m)),
-                    _ => (reg.reset_all(k), model.reset_all(m)),
+                    Op::StartAll(_) => (tool.start_all(k), model.start_all(m)),
+                    Op::StopAll(_) => (tool.stop_all(k), model.stop_all(m)),
+                    _ => (tool.reset_all(k), model.reset_all(m)),
                 };
                 self.agree(op, &e, &mr);
             }
@@ -888,16 +901,14 @@ impl Harness {
         if expect.is_ok() {
             self.fail(op, "the model accepted a key of the other registry".into());
         }
-        let reg = &self.me().reg;
+        let tool = self.me().reg.tool();
         let mut buf = [0u64; 1];
-        let results: [(&str, pvar::Result<()>); 7] = [
-            ("is_started", reg.is_started(sk, hk).map(|_| ())),
-            ("handle_count", reg.handle_count(sk, hk).map(|_| ())),
-            ("handle_variable", reg.handle_variable(sk, hk).map(|_| ())),
-            ("handle_class", reg.handle_class(sk, hk).map(|_| ())),
-            ("read_range", reg.read_range(sk, hk, 0, &mut buf)),
-            ("write_range", reg.write_range(sk, hk, 0, &[1])),
-            ("readreset_range", reg.readreset_range(sk, hk, 0, &mut buf)),
+        let results: [(&str, pvar::Result<()>); 5] = [
+            ("is_started", tool.is_started(sk, hk).map(|_| ())),
+            ("handle_info", tool.handle_info(sk, hk).map(|_| ())),
+            ("read of a range", tool.read(sk, hk, 0, &mut buf)),
+            ("write of a range", tool.write(sk, hk, 0, &[1])),
+            ("readreset of a range", tool.readreset(sk, hk, 0, &mut buf)),
         ];
         for (what, e) in results {
             if !same_result(&e, &expect) {
@@ -1190,14 +1201,14 @@ impl Harness {
     pub fn check_side(&mut self, op: &Op, s: usize) {
         let side = &mut self.sides[s];
         let mut problems = Vec::new();
-        if side.reg.num_pvars() != side.model.vars.len() {
+        if side.reg.pvars().len() != side.model.vars.len() {
             problems.push(format!(
                 "num_pvars: engine {}, model {}",
-                side.reg.num_pvars(),
+                side.reg.pvars().len(),
                 side.model.vars.len()
             ));
         }
-        let stats = side.reg.tool_stats();
+        let stats = side.reg.tool().stats();
         if stats.sessions != side.model.live_sessions() || stats.handles != side.model.handles.len()
         {
             problems.push(format!(
@@ -1207,7 +1218,7 @@ impl Harness {
             ));
         }
         for (i, v) in side.model.vars.iter().enumerate() {
-            if side.reg.pvar_is_active(i) != Ok(v.active) {
+            if side.reg.pvars().is_active(i) != Ok(v.active) {
                 problems.push(format!("variable {i} active: model {}", v.active));
             }
         }
@@ -1223,7 +1234,7 @@ impl Harness {
                 .find(|(k, _)| *k == sk)
                 .map(|(_, m)| *m);
             let mut out = vec![0u64; count];
-            let e = side.reg.read(sk, hk, &mut out);
+            let e = side.reg.tool().read(sk, hk, 0, &mut out);
             let mr = side.model.read(sm, Some(hm), count);
             if !same_result(&e, &mr) {
                 problems.push(format!("handle {hm}: engine returned {e:?}, model {mr:?}"));
@@ -1239,7 +1250,7 @@ impl Harness {
                     fmt_vals(meta.datatype, x)
                 ));
             }
-            let started = side.reg.is_started(sk, hk);
+            let started = side.reg.tool().is_started(sk, hk);
             if started != Ok(side.model.is_started(hm)) {
                 problems.push(format!(
                     "handle {hm} started: engine {started:?}, model {}",

@@ -187,8 +187,8 @@ pub enum Op {
     /// readreset, write, start, stop, reset, free, read_first; 8 to 12 use
     /// the session key alone: session_free, start_all, stop_all, reset_all,
     /// handle_alloc; 13: the queries and range operations (is_started,
-    /// handle_count, handle_variable, handle_class, read_range,
-    /// write_range, readreset_range). Must be refused (`INVALID_SESSION`,
+    /// handle_info, and read, write and readreset of an element range).
+    /// Must be refused (`INVALID_SESSION`,
     /// or `INVALID_HANDLE` with an own live session) and change nothing in
     /// either registry.
     Foreign {

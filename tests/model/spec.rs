@@ -26,8 +26,9 @@
 //! - Errors, checked in this order: session (`INVALID_SESSION`), handle
 //!   (`INVALID_HANDLE`, also when it belongs to another session), the
 //!   variable's flags (`PVAR_NO_STARTSTOP` / `PVAR_NO_ATOMIC` /
-//!   `PVAR_NO_WRITE`), buffer length (`INVALID`), inactive variable
-//!   (`INVALID_INDEX`).
+//!   `PVAR_NO_WRITE`), inactive variable or dropped instance
+//!   (`INVALID_INDEX`: its count means nothing any more), element range
+//!   (`INVALID`).
 //! - Keys: a model registry knows only its own sessions and handles. The
 //!   harness passes `None` for a key that names none of them (freed,
 //!   made up, or a key of the *other* registry), so a session key of
@@ -633,14 +634,14 @@ impl Model {
     /// `read` with a buffer of `len` elements.
     pub fn read(&mut self, s: Option<usize>, h: Option<usize>, len: usize) -> R<Vec<u64>> {
         let h = self.check_handle(s, h)?;
+        self.active_of(h)?;
         if len < self.count_of(h) {
             return Err(ErrorCode::Invalid);
         }
-        self.active_of(h)?;
         Ok(self.output(h, self.value(h)))
     }
 
-    /// `read_u64` / `read_f64`: element 0.
+    /// `read` of element 0 alone (a one-element range from 0).
     pub fn read_first(&mut self, s: Option<usize>, h: Option<usize>) -> R<u64> {
         let h = self.check_handle(s, h)?;
         self.active_of(h)?;
@@ -654,10 +655,10 @@ impl Model {
             return Err(ErrorCode::PvarNoWrite);
         }
         let n = self.count_of(h);
+        self.active_of(h)?;
         if values.len() < n {
             return Err(ErrorCode::Invalid);
         }
-        self.active_of(h)?;
         if !(meta.is_sum() || meta.has_mark()) {
             return Err(ErrorCode::PvarNoWrite);
         }
@@ -716,10 +717,10 @@ impl Model {
         if meta.readonly {
             return Err(ErrorCode::PvarNoWrite);
         }
+        self.active_of(h)?;
         if len < self.count_of(h) {
             return Err(ErrorCode::Invalid);
         }
-        self.active_of(h)?;
         let out = self.output(h, self.value(h));
         self.do_reset(h);
         Ok(out)

@@ -150,11 +150,12 @@ fn cases() -> Vec<Case> {
             make: |_| {
                 let reg = pvar::Registry::new();
                 let w = reg.high_watermark::<u64>("w").register().unwrap();
-                let session = reg.session().unwrap();
-                let (h, _) = session.alloc(w.index(), None).unwrap();
-                session.start(h).unwrap();
+                let tool = reg.tool();
+                let s = tool.session_create().unwrap();
+                let (h, _) = tool.handle_alloc(s, w.index(), None).unwrap();
+                tool.start(s, h).unwrap();
                 body(move |iters| {
-                    let _keep = &session;
+                    let _keep = &reg;
                     loops::watermark_update(&w, iters)
                 })
             },

@@ -63,18 +63,19 @@ const MAX_MESSAGE: u64 = 1 << 20;
 /// Writes an unsigned control variable as a tool does: by name, through a
 /// handle.
 fn write_cvar(reg: &Registry, name: &str, value: u64) -> Res<()> {
-    let index = reg.cvar_index(name)?;
-    let (h, _) = reg.cvar_handle_alloc(index, None)?;
-    let r = reg.cvar_write_value(h, &CvarValue::Unsigned(value));
-    reg.cvar_handle_free(h)?;
+    let index = reg.cvars().index(name)?;
+    let (h, _) = reg.cvars().handle_alloc(index, None)?;
+    let r = reg.cvars().write_value(h, &CvarValue::Unsigned(value));
+    reg.cvars().handle_free(h)?;
     Ok(r?)
 }
 
 fn cvar_out(reg: &Registry, name: &str, value: u64) -> CvarValueOut {
     let from_env = reg
-        .cvar_index(name)
+        .cvars()
+        .index(name)
         .ok()
-        .and_then(|i| reg.cvar_env_source(i).ok().flatten().map(str::to_string));
+        .and_then(|i| reg.cvars().env_source(i).ok().flatten().map(str::to_string));
     CvarValueOut {
         name: name.to_string(),
         value: value.to_string(),
@@ -117,7 +118,7 @@ pub fn run(args: Args) -> Res<()> {
     let duration = args.duration;
 
     // The tool interface, the component's variables, the tool's cvar write.
-    let (_provided, guard) = pvar::mpit::init_thread(pvar::mpit::THREAD_MULTIPLE)?;
+    let (_provided, guard) = pvar::process::init_thread(pvar::THREAD_MULTIPLE)?;
     let reg: &'static Registry = guard.registry();
     let v = vars::register(reg, threads)?;
     if let Some(size) = args.message_size {
@@ -140,9 +141,9 @@ pub fn run(args: Args) -> Res<()> {
 
     // One session with a handle per variable, started before the run.
     let session = reg.session()?;
-    let handles = Handles::alloc(&session)?;
+    let handles = Handles::alloc(reg, &session)?;
     session.start_all()?;
-    sampler::start(reg, handles, SAMPLE_INTERVAL)?;
+    sampler::start(reg, handles.keys, SAMPLE_INTERVAL)?;
 
     let mode = if args.json {
         Mode::Quiet
@@ -158,7 +159,7 @@ pub fn run(args: Args) -> Res<()> {
     // until the run's time is up (then the workers are stopped).
     let tool = |view: &mut View| -> pvar::Result<()> {
         let end = t0 + Duration::from_secs_f64(duration);
-        let mut prev = Snapshot::take(reg, &handles, 0.0)?;
+        let mut prev = Snapshot::take(&handles, 0.0)?;
         loop {
             let now = Instant::now();
             if now >= end {
@@ -169,7 +170,7 @@ pub fn run(args: Args) -> Res<()> {
                 continue;
             }
             let t = t0.elapsed().as_secs_f64().min(duration);
-            let cur = Snapshot::take(reg, &handles, t)?;
+            let cur = Snapshot::take(&handles, t)?;
             view.show(&prev, &cur, sampler::taken(), eager_limit);
             prev = cur;
         }
@@ -188,7 +189,7 @@ pub fn run(args: Args) -> Res<()> {
     let samples = sampler::stop(SAMPLE_INTERVAL);
     tool_result?;
     // Every worker has finished: the final values.
-    let fin = Snapshot::take(reg, &handles, stats.elapsed.as_secs_f64())?;
+    let fin = Snapshot::take(&handles, stats.elapsed.as_secs_f64())?;
     session.stop_all()?;
     view.finish();
 
@@ -238,6 +239,7 @@ pub fn run(args: Args) -> Res<()> {
     } else {
         report::print_text(&report);
     }
+    drop(handles);
     drop(session);
     guard.finalize()?;
     if report.ok {

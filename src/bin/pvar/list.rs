@@ -88,9 +88,9 @@ fn short(c_name: &'static str, prefix: &str) -> &'static str {
 }
 
 fn cvar_value(reg: &Registry, index: usize) -> Option<String> {
-    let (h, _) = reg.cvar_handle_alloc(index, None).ok()?;
-    let v = reg.cvar_read_value(h).ok();
-    let _ = reg.cvar_handle_free(h);
+    let (h, _) = reg.cvars().handle_alloc(index, None).ok()?;
+    let v = reg.cvars().read_value(h).ok();
+    let _ = reg.cvars().handle_free(h);
     Some(match v? {
         CvarValue::Signed(x) => x.to_string(),
         CvarValue::Unsigned(x) => x.to_string(),
@@ -102,11 +102,11 @@ fn cvar_value(reg: &Registry, index: usize) -> Option<String> {
 }
 
 fn collect(reg: &Registry) -> Listing {
-    let pvars: Vec<PvarOut> = (0..reg.num_pvars())
+    let pvars: Vec<PvarOut> = (0..reg.pvars().len())
         .filter_map(|i| {
-            let p = reg.pvar_info(i).ok()?;
+            let p = reg.pvars().info(i).ok()?;
             if let Some(e) = &p.enumeration {
-                reg.enum_index(e);
+                reg.enums().index_of(e);
             }
             Some(PvarOut {
                 index: i,
@@ -122,18 +122,18 @@ fn collect(reg: &Registry) -> Listing {
                 readonly: p.readonly,
                 continuous: p.continuous,
                 atomic: p.atomic,
-                active: reg.pvar_is_active(i).unwrap_or(false),
+                active: reg.pvars().is_active(i).unwrap_or(false),
                 category: p.category.clone(),
                 enumeration: p.enumeration.as_ref().map(|e| e.name().to_string()),
                 description: p.description.clone(),
             })
         })
         .collect();
-    let cvars: Vec<CvarOut> = (0..reg.num_cvars())
+    let cvars: Vec<CvarOut> = (0..reg.cvars().len())
         .filter_map(|i| {
-            let c = reg.cvar_info(i).ok()?;
+            let c = reg.cvars().info(i).ok()?;
             if let Some(e) = &c.enumeration {
-                reg.enum_index(e);
+                reg.enums().index_of(e);
             }
             Some(CvarOut {
                 index: i,
@@ -146,7 +146,7 @@ fn collect(reg: &Registry) -> Listing {
                 enumeration: c.enumeration.as_ref().map(|e| e.name().to_string()),
                 value: cvar_value(reg, i),
                 env: c.env.clone(),
-                from_env: reg.cvar_env_source(i).ok().flatten().map(str::to_string),
+                from_env: reg.cvars().env_source(i).ok().flatten().map(str::to_string),
                 description: c.description.clone(),
             })
         })
@@ -165,13 +165,13 @@ fn collect(reg: &Registry) -> Listing {
                     .pvars(i)
                     .unwrap_or_default()
                     .into_iter()
-                    .filter_map(|p| reg.pvar_info(p).ok().map(|x| x.name.clone()))
+                    .filter_map(|p| reg.pvars().info(p).ok().map(|x| x.name.clone()))
                     .collect(),
                 cvars: cats
                     .cvars(i)
                     .unwrap_or_default()
                     .into_iter()
-                    .filter_map(|c| reg.cvar_info(c).ok().map(|x| x.name.clone()))
+                    .filter_map(|c| reg.cvars().info(c).ok().map(|x| x.name.clone()))
                     .collect(),
             })
         })
@@ -185,9 +185,9 @@ fn collect(reg: &Registry) -> Listing {
             c.parent.get_or_insert(parent);
         }
     }
-    let enumerations = (0..reg.num_enumerations())
+    let enumerations = (0..reg.enums().len())
         .filter_map(|i| {
-            let e = reg.enumeration(i).ok()?;
+            let e = reg.enums().get(i).ok()?;
             Some(EnumOut {
                 index: i,
                 name: e.name().to_string(),
@@ -315,7 +315,7 @@ fn print_text(l: &Listing) {
 
 /// Runs `pvar list`.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let (_provided, guard) = pvar::mpit::init_thread(pvar::mpit::THREAD_MULTIPLE)?;
+    let (_provided, guard) = pvar::process::init_thread(pvar::THREAD_MULTIPLE)?;
     let reg = guard.registry();
     let _demo = vars::register(reg, vars::LIST_THREADS)?;
     let listing = collect(reg);

@@ -7,7 +7,8 @@ use super::{Recorded, deref, free_ptr, into_ptr};
 use crate::cvar::CvarBuilder;
 use crate::ffi::strings::{arg_str, opt_str, put_string};
 use crate::ffi::{CResult, ERR_INVALID, guarded, registry, require, set_req, to_int};
-use crate::kinds::{BindKind, Datatype, Scope, Verbosity};
+use crate::vocabulary::datatype::Datatype;
+use crate::vocabulary::kinds::{BindKind, Scope, Verbosity};
 use crate::{BoundCvar, Cvar};
 
 /// The Rust handle behind a `pvar_cvar`.
@@ -72,7 +73,7 @@ struct CvarCommon<'a> {
 }
 
 impl CvarCommon<'_> {
-    fn apply<'r, T: crate::CvarType>(&self, b: CvarBuilder<'r, T>) -> CvarBuilder<'r, T> {
+    fn apply<'r, T: crate::cvar::CvarType>(&self, b: CvarBuilder<'r, T>) -> CvarBuilder<'r, T> {
         let mut b = b
             .description(self.desc)
             .verbosity(self.verbosity)

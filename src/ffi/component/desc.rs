@@ -4,11 +4,12 @@
 use core::ffi::{c_char, c_int, c_long};
 
 use super::Recorded;
-use crate::Enumeration;
-use crate::component::PvarBuilder;
 use crate::ffi::strings::{arg_str, opt_str};
 use crate::ffi::{CResult, ERR_INVALID};
-use crate::kinds::{BindKind, Datatype, PvarClass, Verbosity};
+use crate::pvar::PvarBuilder;
+use crate::vocabulary::datatype::Datatype;
+use crate::vocabulary::enumeration::Enumeration;
+use crate::vocabulary::kinds::{BindKind, PvarClass, Verbosity};
 
 /// `pvar_enum_item`.
 #[repr(C)]

@@ -29,12 +29,13 @@ use std::cell::RefCell;
 use std::ffi::CString;
 
 use super::CResult;
-use crate::error::Error;
+use crate::sync::unmodelled;
+use crate::vocabulary::error::Error;
 
 // ---------------------------------------------------------------------------
 // Errors: the code is returned, the message kept for `pvar_last_error`.
 
-thread_local! {
+unmodelled::thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
 }
 
@@ -48,7 +49,7 @@ pub(super) trait Recorded<T> {
     fn rec(self) -> CResult<T>;
 }
 
-impl<T> Recorded<T> for crate::Result<T> {
+impl<T> Recorded<T> for crate::vocabulary::error::Result<T> {
     fn rec(self) -> CResult<T> {
         self.map_err(fail)
     }

@@ -2,16 +2,14 @@
 //! callback variables) and of categories.
 
 use core::ffi::{c_char, c_int, c_long, c_void};
-use std::sync::Arc;
 
 use super::desc::{CPvarInfo, Desc};
 use super::{Recorded, deref, free_ptr, into_ptr};
-use crate::error::Error;
 use crate::ffi::strings::{arg_str, opt_str};
 use crate::ffi::{ERR_INVALID, guarded, index, registry, require, set_req, to_int};
-use crate::kinds::{BindKind, Datatype, PvarClass};
-use crate::registry::Body;
-use crate::storage::Storage;
+use crate::vocabulary::datatype::Datatype;
+use crate::vocabulary::error::Error;
+use crate::vocabulary::kinds::{BindKind, PvarClass};
 use crate::{
     Aggregate, Bound, Callbacks, Counter, Generic, HighWatermark, Level, LowWatermark, Notify,
     Percentage, Size, State, Timer,
@@ -34,10 +32,10 @@ macro_rules! vars {
         }
 
         impl BoundVar {
-            fn create(&self, object: u64, count: usize) -> crate::Result<Var> {
+            fn create(&self, object: u64, count: usize) -> crate::vocabulary::error::Result<Var> {
                 match self { $(Self::$v(b) => b.create_instance(object, count).map(Var::$v),)* }
             }
-            fn drop_instance(&self, object: u64) -> crate::Result<()> {
+            fn drop_instance(&self, object: u64) -> crate::vocabulary::error::Result<()> {
                 match self { $(Self::$v(b) => b.drop_instance(object),)* }
             }
             pub(super) fn index(&self) -> usize {
@@ -61,28 +59,14 @@ vars! {
     GenI64(Generic<i64>), GenF64(Generic<f64>),
 }
 
-/// What a `pvar_var` points to: the typed handle and, for sharded
-/// classes' thread-local cells (`pvar_local_cell`), its storage.
+/// What a `pvar_var` points to: the typed handle.
 pub(crate) struct VarHandle {
     pub(super) var: Var,
-    pub(super) storage: Option<Arc<Storage>>,
 }
 
 impl VarHandle {
-    fn new(var: Var, object: Option<u64>) -> Self {
-        let storage = registry()
-            .variable(var.index())
-            .ok()
-            .and_then(|v| match (&v.body, object) {
-                (Body::Unbound(s), _) => Some(s.clone()),
-                (Body::Bound { instances, .. }, Some(o)) => instances
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&o)
-                    .cloned(),
-                _ => None,
-            });
-        Self { var, storage }
+    fn new(var: Var) -> Self {
+        Self { var }
     }
 }
 
@@ -122,7 +106,7 @@ fn elem(d: Datatype) -> Elem {
     }
 }
 
-fn register(d: &Desc, bound: bool) -> crate::Result<Registered> {
+fn register(d: &Desc, bound: bool) -> crate::vocabulary::error::Result<Registered> {
     let reg = registry();
     let name = d.name.as_str();
     macro_rules! one {
@@ -162,7 +146,7 @@ fn register(d: &Desc, bound: bool) -> crate::Result<Registered> {
         (C::Generic, Elem::I64) => one!(reg.generic::<i64>(name), GenI64),
         (C::Generic, Elem::F64) => one!(reg.generic::<f64>(name), GenF64),
         _ => {
-            return Err(Error::Registration(format!(
+            return Err(Error::refused(format!(
                 "pvar '{name}': datatype {} is not allowed for {} (MPI_CHAR needs a callback \
                  variable)",
                 d.datatype.c_name(),
@@ -187,7 +171,7 @@ pub unsafe extern "C" fn pvar_register(info: *const CPvarInfo, var: *mut *mut c_
         let d = unsafe { Desc::read(info) }?;
         match register(&d, false).rec()? {
             // SAFETY: checked by `require`.
-            Registered::Var(v) => unsafe { set_req(var, into_ptr(VarHandle::new(v, None))) },
+            Registered::Var(v) => unsafe { set_req(var, into_ptr(VarHandle::new(v))) },
             Registered::Bound(_) => Err(ERR_INVALID),
         }
     })
@@ -233,16 +217,16 @@ pub unsafe extern "C" fn pvar_bound_create(
         // SAFETY: caller's contract.
         let b = unsafe { deref::<BoundVar>(bound) }.ok_or(ERR_INVALID)?;
         let count = if count == 0 {
-            match registry().pvar_info(b.index()).rec()?.count {
-                crate::ElementCount::Fixed(n) => n,
-                crate::ElementCount::PerObject => return Err(ERR_INVALID),
+            match registry().pvars().info(b.index()).rec()?.count {
+                crate::vocabulary::ElementCount::Fixed(n) => n,
+                crate::vocabulary::ElementCount::PerObject => return Err(ERR_INVALID),
             }
         } else {
             count
         };
         let v = b.create(object, count).rec()?;
         // SAFETY: checked by `require`.
-        unsafe { set_req(var, into_ptr(VarHandle::new(v, Some(object)))) }
+        unsafe { set_req(var, into_ptr(VarHandle::new(v))) }
     })
 }
 
@@ -317,7 +301,8 @@ pub unsafe extern "C" fn pvar_var_count(var: *mut c_void) -> usize {
 pub extern "C" fn pvar_deactivate(index_: c_int) -> c_int {
     guarded(|| {
         registry()
-            .deactivate_pvar(index(index_, crate::ffi::ERR_INVALID_INDEX)?)
+            .pvars()
+            .deactivate(index(index_, crate::ffi::ERR_INVALID_INDEX)?)
             .rec()
     })
 }
@@ -432,7 +417,10 @@ pub unsafe extern "C" fn pvar_category_define(
     guarded(|| {
         // SAFETY: caller's contract.
         let (name, desc) = unsafe { (arg_str(name, ERR_INVALID)?, opt_str(description)?) };
-        let i = registry().define_category(name, desc.unwrap_or("")).rec()?;
+        let i = registry()
+            .categories()
+            .define(name, desc.unwrap_or(""))
+            .rec()?;
         // SAFETY: NULL (ignored) or valid (contract).
         unsafe { crate::ffi::set_opt(index_out, to_int(i)) };
         Ok(())

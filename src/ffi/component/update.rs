@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use super::deref;
 use super::register::{Var, VarHandle, var_of};
-use crate::storage::{Kind, Repr};
-use std::sync::atomic::AtomicU64;
+use crate::sync::unmodelled::AtomicU64;
 
 macro_rules! update {
     ($(#[$m:meta])* $name:ident, $name_at:ident ( $($arg:ident : $ty:ty),* ) => |$v:ident, $i:ident| $body:expr) => {
@@ -300,21 +299,18 @@ pub unsafe extern "C" fn pvar_local_cell(var: *mut c_void, i: usize) -> *mut u64
     let Some(h) = (unsafe { deref::<VarHandle>(var) }) else {
         return core::ptr::null_mut();
     };
-    let Some(s) = &h.storage else {
-        return core::ptr::null_mut();
+    // The integer sums only: a caller adds integers to the cell in place.
+    let cell = match &h.var {
+        Var::Counter(x) if i < x.count() => x.local_cell_at(i),
+        Var::AggU32(x) if i < x.count() => x.local_cell_at(i),
+        Var::AggU64(x) if i < x.count() => x.local_cell_at(i),
+        Var::LevelU32(x) if i < x.count() => x.local_cell_at(i),
+        Var::LevelU64(x) if i < x.count() => x.local_cell_at(i),
+        _ => return core::ptr::null_mut(),
     };
-    let integer_sum = matches!(
-        h.var,
-        Var::Counter(_) | Var::AggU32(_) | Var::AggU64(_) | Var::LevelU32(_) | Var::LevelU64(_)
-    );
-    match &s.kind {
-        Kind::Sharded { slot, .. } if integer_sum && i < s.count && s.repr != Repr::Float => {
-            if crate::component::ENABLED {
-                s.hot.cells.local_cell(slot.at(i)).as_ptr()
-            } else {
-                DISCARD.as_ptr()
-            }
-        }
-        _ => core::ptr::null_mut(),
+    if crate::pvar::ENABLED {
+        cell.as_ptr()
+    } else {
+        DISCARD.as_ptr()
     }
 }

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use pvar::component::Magnitude;
+use pvar::Magnitude;
 
 /// Whether [`Stamp`] reads the thread's CPU time; set before anything is
 /// timed.
@@ -154,9 +154,17 @@ pub fn park(counter: &pvar::Counter, n: usize) -> Parked {
 /// read while `parked` keeps the threads that updated the counter
 /// registered.
 pub struct ReadSetup {
-    pub session: pvar::Session,
+    /// The registry; its keyed tool side holds the session and handle.
+    pub session: ReadSession,
     pub handle: pvar::HandleId,
     pub parked: Parked,
+}
+
+/// A session of the keyed tool API with its registry: what a sampling
+/// tool's signal handler reads through.
+pub struct ReadSession {
+    pub reg: pvar::Registry,
+    pub id: pvar::SessionId,
 }
 
 /// A fresh registry's COUNTER with a started handle, updated once by each
@@ -164,12 +172,13 @@ pub struct ReadSetup {
 pub fn read_setup(threads: usize) -> ReadSetup {
     let reg = pvar::Registry::new();
     let counter = reg.counter("sent").register().unwrap();
-    let session = reg.session().unwrap();
-    let (handle, _) = session.alloc(counter.index(), None).unwrap();
-    session.start(handle).unwrap();
+    let tool = reg.tool();
+    let id = tool.session_create().unwrap();
+    let (handle, _) = tool.handle_alloc(id, counter.index(), None).unwrap();
+    tool.start(id, handle).unwrap();
     let parked = park(&counter, threads);
     ReadSetup {
-        session,
+        session: ReadSession { reg, id },
         handle,
         parked,
     }
@@ -274,9 +283,13 @@ pub fn timer_start_stop(t: &pvar::Timer, iters: u64) -> Duration {
     })
 }
 
-/// `iters` × [`pvar::Session::read_u64`] of handle `h`.
-pub fn read_handle(session: &pvar::Session, h: pvar::HandleId, iters: u64) -> Duration {
+/// `iters` × [`pvar::Tool::read`] of handle `h` into a one-element stack
+/// buffer (what a sampling handler does).
+pub fn read_handle(session: &ReadSession, h: pvar::HandleId, iters: u64) -> Duration {
+    let tool = session.reg.tool();
+    let mut v = [0u64];
     timed(iters, || {
-        black_box(session.read_u64(black_box(h)).unwrap());
+        tool.read(session.id, black_box(h), 0, &mut v).unwrap();
+        black_box(v[0]);
     })
 }

@@ -9,7 +9,7 @@
 //!
 //! Everything the handler touches exists before the handler is installed:
 //! the registry, the session and its handles (kept in a static), the ring
-//! (a static array of atomics). In the handler: `Registry::read` into stack
+//! (a static array of atomics). In the handler: the keyed `Tool::read` into stack
 //! buffers, relaxed atomic stores, `clock_gettime` — no allocation, no
 //! lock. `errno` is saved and restored.
 
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use pvar::Registry;
 
-use super::tool::{Handles, MAX_ELEMS, V};
+use super::tool::{Keys, MAX_ELEMS, V};
 
 /// Fields of one record, see [`Sample`].
 const FIELDS: usize = 9;
@@ -52,7 +52,7 @@ static TIMER: AtomicUsize = AtomicUsize::new(0);
 
 struct Ctx {
     reg: &'static Registry,
-    handles: Handles,
+    keys: Keys,
     t0_ns: u64,
 }
 
@@ -133,26 +133,26 @@ extern "C" fn on_sigprof(_sig: libc::c_int, _info: *mut libc::siginfo_t, _uc: *m
 fn record(ctx: &Ctx) -> pvar::Result<()> {
     let mut buf = [0u64; MAX_ELEMS];
     let mut rec = [0u64; FIELDS];
-    let (reg, h) = (ctx.reg, &ctx.handles);
+    let (tool, h) = (ctx.reg.tool(), &ctx.keys);
     rec[0] = now_ns().saturating_sub(ctx.t0_ns);
-    h.read(reg, V::Sent, &mut buf)?;
+    h.read(tool, V::Sent, &mut buf)?;
     rec[1] = buf[0];
-    h.read(reg, V::Recv, &mut buf)?;
+    h.read(tool, V::Recv, &mut buf)?;
     rec[2] = buf[0];
-    h.read(reg, V::BytesSent, &mut buf)?;
+    h.read(tool, V::BytesSent, &mut buf)?;
     rec[3] = buf[0];
-    let n = h.read(reg, V::Depth, &mut buf)?;
+    let n = h.read(tool, V::Depth, &mut buf)?;
     rec[4] = buf[..n].iter().sum();
     rec[5] = buf[..n].iter().copied().max().unwrap_or(0);
-    h.read(reg, V::InFlight, &mut buf)?;
+    h.read(tool, V::InFlight, &mut buf)?;
     rec[6] = buf[0];
-    let n = h.read(reg, V::State, &mut buf)?;
+    let n = h.read(tool, V::State, &mut buf)?;
     let mut packed = 0u64;
     for (w, s) in buf[..n.min(14)].iter().enumerate() {
         packed |= (*s & 0xF) << (4 * w);
     }
     rec[7] = packed | ((n as u64) << 56);
-    let n = h.read(reg, V::Busy, &mut buf)?;
+    let n = h.read(tool, V::Busy, &mut buf)?;
     let mean = buf[..n].iter().map(|b| f64::from_bits(*b)).sum::<f64>() / n.max(1) as f64;
     rec[8] = mean.to_bits();
 
@@ -169,10 +169,10 @@ fn record(ctx: &Ctx) -> pvar::Result<()> {
 /// Installs the handler and arms a timer that sends the process `SIGPROF`
 /// every `interval` of wall time. `handles` must stay allocated until
 /// [`stop`].
-pub fn start(reg: &'static Registry, handles: Handles, interval: Duration) -> std::io::Result<()> {
+pub fn start(reg: &'static Registry, keys: Keys, interval: Duration) -> std::io::Result<()> {
     CTX.set(Ctx {
         reg,
-        handles,
+        keys,
         t0_ns: now_ns(),
     })
     .map_err(|_| std::io::Error::other("the sampler runs once per process"))?;

@@ -133,7 +133,7 @@ pub fn register(reg: &Registry, peers: usize) -> Res<DemoVars> {
         ),
     ];
     for (name, desc) in cats {
-        reg.define_category(name, desc)?;
+        reg.categories().define(name, desc)?;
         if name != CATEGORY {
             reg.categories().add_subcategory(CATEGORY, name)?;
         }

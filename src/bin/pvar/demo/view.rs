@@ -255,7 +255,7 @@ impl View {
         );
         row(
             V::PerPeer,
-            list(cur.elems(V::PerPeer), |x| compact(*x)),
+            list(cur.elems(V::PerPeer), compact),
             format!("comm {COMM_WORLD:#x}"),
         );
         row(

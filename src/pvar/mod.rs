@@ -1,0 +1,57 @@
+//! The component side: registering variables and updating them, typed per
+//! class as in the MPICH design table.
+//!
+//! | class | handle | methods |
+//! |---|---|---|
+//! | STATE | [`State`] | `set`, `get` |
+//! | SIZE | [`Size<T>`] | `set`, `get` |
+//! | PERCENTAGE | [`Percentage`] | `set`, `get` |
+//! | LEVEL | [`Level<T>`] | `set`, `inc`, `dec`, `get` |
+//! | COUNTER | [`Counter`] | `inc`, `add`, `local`, `get` |
+//! | AGGREGATE | [`Aggregate<T>`] | `add` (`u32`, `u64`, `f64`), `get` |
+//! | TIMER | [`Timer`] | `start`, `stop`, `scoped`, `add_elapsed`, `get_seconds` |
+//! | HIGH/LOWWATERMARK | [`HighWatermark<T>`], [`LowWatermark<T>`] | `init`, `update`, `level` |
+//! | GENERIC | [`Generic<T>`] | `set`, `get` |
+//!
+//! Every update has an `_at(i, …)` form for arrays. Variables bound to
+//! objects are registered with [`PvarBuilder::register_bound`], which gives
+//! a [`Bound`] from which the component creates one instance per object.
+//! Variables computed by callback come from
+//! [`Registry::callback_pvar`](crate::Registry::callback_pvar). The table
+//! of a registry's variables (indices, metadata, registration rules) is
+//! [`Pvars`].
+//!
+//! With the `compile-out` cargo feature every update compiles to nothing
+//! (registration and the tool side still work; values stay at zero).
+//!
+//! ## Signal safety
+//!
+//! Every update method is async-signal-safe once the calling thread has
+//! touched the variable's per-thread cells: by an earlier update on that
+//! thread, or by [`Registry::prepare_thread`](crate::Registry::prepare_thread) called after the variable was
+//! registered (the first touch assigns a thread id and allocates). Watermark
+//! and STATE / SIZE / PERCENTAGE / GENERIC updates need no preparation.
+//! Every `get` is async-signal-safe (a merged read, like a tool's).
+//! Registration, [`Bound::create_instance`] and [`Bound::drop_instance`]
+//! are not. A handler must not update an element that the code it
+//! interrupted on the same thread may be updating: an update is a load and
+//! a store of the thread's own cell, so one of the two would be lost. Each
+//! type's documentation ends with its "Async-signal-safe:" line; the full
+//! contract is `docs/signal-safety.md`.
+
+mod bound;
+mod builder;
+mod shared;
+mod sum;
+mod table;
+mod var_id;
+mod watermark;
+
+pub use bound::{Bound, CallbackVar};
+pub use builder::PvarBuilder;
+pub use shared::{Generic, Percentage, Size, State};
+pub use sum::{Aggregate, Counter, Level, LocalCounter, Timer, TimerGuard};
+pub use table::Pvars;
+pub use var_id::ComponentHandle;
+pub(crate) use var_id::ENABLED;
+pub use watermark::{HighWatermark, LowWatermark};

@@ -1,0 +1,61 @@
+//! What every component handle carries: the variable it updates
+//! ([`VarId`]), and the sealed trait by which a builder produces handles.
+
+use super::table::Pvars;
+use crate::hot::storage::Storage;
+use crate::sync::Arc;
+
+/// False when the `compile-out` feature removes all instrumentation.
+pub(crate) const ENABLED: bool = !cfg!(feature = "compile-out");
+
+/// Which variable a component handle updates: its table and index (for
+/// [`index`](super::Counter::index) and [`deactivate`](super::Counter::deactivate); the
+/// update paths never read it). Opaque: it appears only in the sealed
+/// builder trait.
+#[derive(Clone)]
+pub struct VarId {
+    pvars: Arc<Pvars>,
+    index: usize,
+}
+
+impl VarId {
+    pub(crate) fn new(pvars: &Arc<Pvars>, index: usize) -> Self {
+        Self {
+            pvars: pvars.clone(),
+            index,
+        }
+    }
+
+    /// The table the variable is registered in.
+    pub(crate) fn pvars(&self) -> &Arc<Pvars> {
+        &self.pvars
+    }
+
+    /// The variable's index in its registry.
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Deactivates the variable (component unloaded).
+    pub(crate) fn deactivate(&self) {
+        let _ = self.pvars.deactivate(self.index);
+    }
+}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// Builds a component handle over a variable's storage. Crate-private:
+    /// only the engine's own handle types can be produced by a builder.
+    pub trait FromStorage: Sized {
+        fn from_storage(id: VarId, storage: Arc<Storage>) -> Self;
+    }
+}
+pub(crate) use sealed::FromStorage;
+
+/// A component-side handle type that a [`PvarBuilder`](super::PvarBuilder)
+/// can produce (one per class: [`Counter`](super::Counter),
+/// [`Timer`](super::Timer), …). Sealed: implemented only by the engine's
+/// handle types.
+pub trait ComponentHandle: FromStorage {}
+impl<T: FromStorage> ComponentHandle for T {}

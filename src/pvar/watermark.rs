@@ -1,0 +1,114 @@
+//! HIGHWATERMARK and LOWWATERMARK handles.
+
+use std::marker::PhantomData;
+
+use super::var_id::{ENABLED, FromStorage, VarId};
+use crate::hot::storage::watermark::WatermarkStore;
+use crate::hot::storage::{Backing, Storage};
+use crate::sync::Arc;
+use crate::vocabulary::datatype::Magnitude;
+
+macro_rules! watermark_handle {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        pub struct $name<T: Magnitude> {
+            storage: Arc<Storage>,
+            id: VarId,
+            _t: PhantomData<T>,
+        }
+
+        impl<T: Magnitude> Clone for $name<T> {
+            fn clone(&self) -> Self {
+                Self {
+                    storage: self.storage.clone(),
+                    id: self.id.clone(),
+                    _t: PhantomData,
+                }
+            }
+        }
+
+        impl<T: Magnitude> FromStorage for $name<T> {
+            fn from_storage(id: VarId, storage: Arc<Storage>) -> Self {
+                Self { storage, id, _t: PhantomData }
+            }
+        }
+
+        impl<T: Magnitude> $name<T> {
+            #[inline(always)]
+            fn store(&self) -> &WatermarkStore {
+                match &self.storage.backing {
+                    Backing::Watermark(w) => w,
+                    _ => unreachable!("watermark storage"),
+                }
+            }
+
+            /// Sets the current level of every element to `x` (MPICH's
+            /// `INIT(val)`); started tool handles see it as they see an
+            /// update.
+            pub fn init(&self, x: T) {
+                self.store().set_all_levels(x.to_bits());
+            }
+
+            /// Records the current level of element 0 and pushes the mark
+            /// of every started tool handle. With no started handle this is
+            /// one relaxed store and one relaxed load; with started handles,
+            /// a CAS per mark the value passes.
+            #[inline(always)]
+            pub fn update(&self, x: T) {
+                self.update_at(0, x);
+            }
+
+            /// [`Self::update`] for element `i`. Panics if `i >= count`.
+            #[inline(always)]
+            pub fn update_at(&self, i: usize, x: T) {
+                if ENABLED {
+                    assert!(i < self.storage.count, "pvar element {i} out of range");
+                    self.store().update(i, x.to_bits());
+                }
+            }
+
+            /// The current level of element 0 (the last value recorded).
+            pub fn level(&self) -> T {
+                T::from_bits(self.storage.current(0))
+            }
+
+            /// The current level of element `i`.
+            pub fn level_at(&self, i: usize) -> T {
+                T::from_bits(self.storage.current(i))
+            }
+
+            /// The variable's index in its registry.
+            pub fn index(&self) -> usize {
+                self.id.index()
+            }
+
+            /// Number of elements.
+            pub fn count(&self) -> usize {
+                self.storage.count
+            }
+
+            /// Deactivates the variable (component unloaded).
+            pub fn deactivate(&self) {
+                self.id.deactivate()
+            }
+        }
+    };
+}
+
+watermark_handle! {
+    /// A HIGHWATERMARK: each started tool handle sees the highest level
+    /// since it was started or reset.
+    ///
+    /// Async-signal-safe: yes, every method (atomics only; no per-thread
+    /// state to prepare).
+    HighWatermark
+}
+
+watermark_handle! {
+    /// A LOWWATERMARK: each started tool handle sees the lowest level since
+    /// it was started or reset.
+    ///
+    /// Async-signal-safe: yes, every method (atomics only; no per-thread
+    /// state to prepare).
+    LowWatermark
+}
