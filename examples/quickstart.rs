@@ -1,5 +1,6 @@
 //! Registers a few variables, updates them from several threads and prints
-//! their values: the engine in thirty lines.
+//! their values, as the component sees them and as a tool's session does:
+//! the engine in fifty lines.
 
 use pvar::{Enumeration, Registry};
 
@@ -19,6 +20,22 @@ fn main() {
         .enumeration(states.clone())
         .register()
         .unwrap();
+
+    // A tool's session: typed handles that free themselves when dropped.
+    // Non-continuous handles count from their start.
+    let session = reg.session().unwrap();
+    let sent_h = session
+        .handle(sent.index())
+        .unwrap()
+        .typed::<u64>()
+        .unwrap();
+    let busy_h = session
+        .handle(busy.index())
+        .unwrap()
+        .typed::<f64>()
+        .unwrap();
+    sent.add(7); // before the start: the component sees it, the session will not
+    session.start_all().unwrap();
 
     let workers: Vec<_> = (0..4)
         .map(|w| {
@@ -51,5 +68,10 @@ fn main() {
         "phase",
         states.name_of(phase.get()).unwrap_or("?")
     );
-    assert_eq!(sent.get(), 1_000_000, "exact across threads");
+    println!();
+    println!("{:<12} {:>14}", "tool session", "since start");
+    println!("{:<12} {:>14}", "msgs_sent", sent_h.read().unwrap());
+    println!("{:<12} {:>14.6} s", "busy_time", busy_h.read().unwrap());
+    assert_eq!(sent.get(), 1_000_007, "exact across threads");
+    assert_eq!(sent_h.read().unwrap(), 1_000_000, "counted from the start");
 }
