@@ -123,9 +123,18 @@ pub use cvar::{BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarType, CvarValue, Cv
 pub use hot::clock::{Clock, MockTime};
 pub use process::global;
 pub use pvar::{
-    Aggregate, Bound, CallbackVar, ComponentHandle, Counter, Generic, HighWatermark, Level,
-    LocalCounter, LowWatermark, Percentage, PvarBuilder, Pvars, Size, State, Timer, TimerGuard,
+    Aggregate, Bound, CallbackVar, ClassHandle, ComponentHandle, Counter, Generic, HighWatermark,
+    Level, LocalCounter, LowWatermark, Percentage, PvarBuilder, Pvars, Site, SiteDecl, SiteRef,
+    Size, State, Timer, TimerGuard,
 };
+
+/// What the use-site macros expand to and nothing else may name.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::hot::cells::site_cache::SiteCache;
+    #[cfg(loom)]
+    pub use loom;
+}
 pub use registry::Registry;
 pub use tool::{
     Handle, HandleId, HandleInfo, Session, SessionId, Tool, ToolStats, TypedHandle, Values,

@@ -130,6 +130,19 @@ pub fn thread_exit() {
     thread_id::run_exit_guard()
 }
 
+/// The performance variables of `reg`, as a use site's `home` function
+/// returns them (a model keeps its registry in a `loom::lazy_static`).
+pub fn site_home(reg: &'static crate::Registry) -> &'static Arc<crate::pvar::Pvars> {
+    reg.pvars_shared()
+}
+
+/// Whether this thread's cache of a use site holds a cell.
+pub fn site_cache_filled(
+    cache: &'static crate::sync::SiteLocal<crate::__private::SiteCache>,
+) -> bool {
+    cache.with(|c| !c.cell().is_null())
+}
+
 /// Number of thread ids held by live threads.
 pub fn live_threads() -> u32 {
     thread_id::live_threads()

@@ -127,6 +127,12 @@ impl Registry {
         &self.inner.cvars
     }
 
+    /// The performance variables, shared (what a use-site macro registers
+    /// into).
+    pub(crate) fn pvars_shared(&self) -> &Arc<Pvars> {
+        &self.inner.pvars
+    }
+
     /// The control variables, shared (what a `static` control variable
     /// registers into).
     pub(crate) fn cvars_shared(&self) -> &Arc<Cvars> {
@@ -188,73 +194,53 @@ impl Registry {
     /// A COUNTER (`MPI_UNSIGNED_LONG_LONG` unless [`PvarBuilder::datatype`]
     /// says otherwise).
     pub fn counter(&self, name: &str) -> PvarBuilder<'_, Counter> {
-        PvarBuilder::new(
-            &self.inner.pvars,
-            name,
-            PvarClass::Counter,
-            Datatype::UnsignedLongLong,
-        )
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// An AGGREGATE of `T` (`u32`, `u64` or `f64`).
     pub fn aggregate<T: Magnitude>(&self, name: &str) -> PvarBuilder<'_, Aggregate<T>> {
-        PvarBuilder::new(&self.inner.pvars, name, PvarClass::Aggregate, T::DATATYPE)
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A TIMER read in seconds (`MPI_DOUBLE`); choose an unsigned datatype
     /// with [`PvarBuilder::datatype`] to read nanoseconds.
     pub fn timer(&self, name: &str) -> PvarBuilder<'_, Timer> {
-        PvarBuilder::new(&self.inner.pvars, name, PvarClass::Timer, Datatype::Double)
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A LEVEL of `T`.
     pub fn level<T: Magnitude>(&self, name: &str) -> PvarBuilder<'_, Level<T>> {
-        PvarBuilder::new(&self.inner.pvars, name, PvarClass::Level, T::DATATYPE)
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A SIZE of `T`.
     pub fn size<T: Magnitude>(&self, name: &str) -> PvarBuilder<'_, Size<T>> {
-        PvarBuilder::new(&self.inner.pvars, name, PvarClass::Size, T::DATATYPE)
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A PERCENTAGE (`MPI_DOUBLE` in [0, 1]).
     pub fn percentage(&self, name: &str) -> PvarBuilder<'_, Percentage> {
-        PvarBuilder::new(
-            &self.inner.pvars,
-            name,
-            PvarClass::Percentage,
-            Datatype::Double,
-        )
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A STATE (`MPI_INT`), usually with an enumeration.
     pub fn state(&self, name: &str) -> PvarBuilder<'_, State> {
-        PvarBuilder::new(&self.inner.pvars, name, PvarClass::State, Datatype::Int)
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A HIGHWATERMARK of `T`.
     pub fn high_watermark<T: Magnitude>(&self, name: &str) -> PvarBuilder<'_, HighWatermark<T>> {
-        PvarBuilder::new(
-            &self.inner.pvars,
-            name,
-            PvarClass::HighWatermark,
-            T::DATATYPE,
-        )
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A LOWWATERMARK of `T`.
     pub fn low_watermark<T: Magnitude>(&self, name: &str) -> PvarBuilder<'_, LowWatermark<T>> {
-        PvarBuilder::new(
-            &self.inner.pvars,
-            name,
-            PvarClass::LowWatermark,
-            T::DATATYPE,
-        )
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A GENERIC variable of `T`.
     pub fn generic<T: Value>(&self, name: &str) -> PvarBuilder<'_, Generic<T>> {
-        PvarBuilder::new(&self.inner.pvars, name, PvarClass::Generic, T::DATATYPE)
+        PvarBuilder::typed(&self.inner.pvars, name)
     }
 
     /// A variable of any class whose values the component computes in

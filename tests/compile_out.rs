@@ -21,6 +21,26 @@ fn updates_compile_to_nothing() {
     assert_eq!(reg.pvars().len(), 4);
 }
 
+#[cfg(feature = "compile-out")]
+#[test]
+fn use_sites_compile_to_nothing() {
+    for i in 0..3 {
+        pvar::counter!("co_site_counter", count = 3).inc_at(i);
+        pvar::aggregate!("co_site_sum": f64).add(1.5);
+        pvar::level!("co_site_level").inc();
+        pvar::high_watermark!("co_site_high").update(7);
+        pvar::state!("co_site_state").set(2);
+        pvar::timer!("co_site_timer").start();
+        pvar::timer!("co_site_timer").stop();
+    }
+    assert_eq!(pvar::counter!("co_site_counter", count = 3).get_at(2), 0);
+    assert_eq!(pvar::aggregate!("co_site_sum": f64).get(), 0.0);
+    assert_eq!(pvar::level!("co_site_level").get(), 0);
+    assert_eq!(pvar::high_watermark!("co_site_high").handle().level(), 0);
+    assert_eq!(pvar::state!("co_site_state").get(), 0);
+    assert_eq!(pvar::timer!("co_site_timer").get_seconds(), 0.0);
+}
+
 #[cfg(not(feature = "compile-out"))]
 #[test]
 fn updates_take_effect_without_the_feature() {
@@ -28,4 +48,6 @@ fn updates_take_effect_without_the_feature() {
     let c = reg.counter("c").register().unwrap();
     c.add(10);
     assert_eq!(c.get(), 10);
+    pvar::counter!("co_site_counter").add(10);
+    assert_eq!(pvar::counter!("co_site_counter").get(), 10);
 }

@@ -13,6 +13,7 @@ mod cells;
 mod handle;
 mod reentrancy;
 mod session_free;
+mod site_cache;
 mod thread_reuse;
 mod watermark;
 

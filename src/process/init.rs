@@ -37,6 +37,7 @@
 
 use super::observe::register_engine_vars;
 use crate::cvar::Cvars;
+use crate::pvar::Pvars;
 use crate::registry::Registry;
 use crate::sync::unmodelled::{AtomicUsize, OnceLock};
 use crate::sync::{Arc, Ordering};
@@ -49,6 +50,14 @@ static GLOBAL: OnceLock<Registry> = OnceLock::new();
 /// call. Call it once before installing signal handlers that use it.
 pub fn global() -> &'static Registry {
     GLOBAL.get_or_init(Registry::new)
+}
+
+/// The global registry's performance variables: where a use-site macro
+/// ([`counter!`](crate::counter!), …) registers its variable (the macro
+/// passes this function).
+#[doc(hidden)]
+pub fn global_pvars() -> &'static Arc<Pvars> {
+    global().pvars_shared()
 }
 
 /// The global registry's control variables: where a

@@ -10,7 +10,7 @@ mod init;
 pub mod observe;
 
 pub use init::{
-    ToolGuard, check_initialized, global, global_cvars, init_count, init_count_decrement,
-    init_count_increment, init_thread, is_initialized,
+    ToolGuard, check_initialized, global, global_cvars, global_pvars, init_count,
+    init_count_decrement, init_count_increment, init_thread, is_initialized,
 };
 pub use observe::register_engine_vars;

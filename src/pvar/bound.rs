@@ -61,6 +61,16 @@ impl<H: ComponentHandle> Bound<H> {
         Ok(H::from_storage(self.id.clone(), storage))
     }
 
+    /// The update handle of `object`'s instance (as
+    /// [`Bound::create_instance`] returned it), or `MPI_T_ERR_INVALID` if
+    /// the object has none.
+    ///
+    /// Async-signal-safe: no (takes the variable's instance mutex).
+    pub fn instance(&self, object: u64) -> Result<H> {
+        let storage = self.id.pvars().instance(self.id.index(), object)?;
+        Ok(H::from_storage(self.id.clone(), storage))
+    }
+
     /// Drops the instance for `object`: tool handles bound to it then fail
     /// with `MPI_T_ERR_INVALID_INDEX`; their memory is released when the
     /// last of them is freed.

@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 
 use super::bound::Bound;
 use super::table::{Body, Pvars};
-use super::var_id::{ComponentHandle, VarId};
+use super::var_id::{ClassHandle, ComponentHandle, VarId};
 use crate::sync::Arc;
 use crate::vocabulary::callback::Callbacks;
 use crate::vocabulary::datatype::Datatype;
@@ -57,6 +57,14 @@ impl<'r, H> PvarBuilder<'r, H> {
             handle_datatype: datatype,
             _handle: PhantomData,
         }
+    }
+
+    /// The builder of a variable of `H`'s own class and default datatype.
+    pub(crate) fn typed(pvars: &'r Arc<Pvars>, name: &str) -> Self
+    where
+        H: ClassHandle,
+    {
+        Self::new(pvars, name, H::CLASS, H::DATATYPE)
     }
 
     pub(crate) fn with_callbacks(mut self, callbacks: Callbacks) -> Self {

@@ -3,10 +3,12 @@
 
 use std::marker::PhantomData;
 
-use super::var_id::{ENABLED, FromStorage, VarId};
+use super::var_id::{ClassHandle, ENABLED, FromStorage, VarId};
 use crate::hot::storage::{Backing, Storage};
 use crate::sync::{Arc, Ordering};
+use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::datatype::{Magnitude, Value};
+use crate::vocabulary::kinds::PvarClass;
 
 #[derive(Clone)]
 pub(crate) struct SharedRef {
@@ -52,7 +54,7 @@ macro_rules! shared_common {
 }
 
 macro_rules! shared_handle {
-    ($(#[$m:meta])* $name:ident < $t:ident : $bound:ident >) => {
+    ($(#[$m:meta])* $name:ident < $t:ident : $bound:ident > $class:ident) => {
         $(#[$m])*
         pub struct $name<$t: $bound> {
             core: SharedRef,
@@ -62,6 +64,14 @@ macro_rules! shared_handle {
         impl<$t: $bound> Clone for $name<$t> {
             fn clone(&self) -> Self {
                 Self { core: self.core.clone(), _t: PhantomData }
+            }
+        }
+
+        impl<$t: $bound> ClassHandle for $name<$t> {
+            const CLASS: PvarClass = PvarClass::$class;
+            const DATATYPE: Datatype = $t::DATATYPE;
+            fn var_index(&self) -> usize {
+                self.index()
             }
         }
 
@@ -105,7 +115,7 @@ shared_handle! {
     ///
     /// Async-signal-safe: yes, every method (one atomic store or load per
     /// element; no per-thread state to prepare).
-    Size<T: Magnitude>
+    Size<T: Magnitude> Size
 }
 
 shared_handle! {
@@ -113,7 +123,7 @@ shared_handle! {
     ///
     /// Async-signal-safe: yes, every method (one atomic store or load per
     /// element; no per-thread state to prepare).
-    Generic<T: Value>
+    Generic<T: Value> Generic
 }
 
 /// A STATE: one of a set of discrete states (`MPI_INT`), usually described
@@ -124,6 +134,14 @@ shared_handle! {
 #[derive(Clone)]
 pub struct State {
     core: SharedRef,
+}
+
+impl ClassHandle for State {
+    const CLASS: PvarClass = PvarClass::State;
+    const DATATYPE: Datatype = Datatype::Int;
+    fn var_index(&self) -> usize {
+        self.index()
+    }
 }
 
 impl FromStorage for State {
@@ -169,6 +187,14 @@ impl State {
 #[derive(Clone)]
 pub struct Percentage {
     core: SharedRef,
+}
+
+impl ClassHandle for Percentage {
+    const CLASS: PvarClass = PvarClass::Percentage;
+    const DATATYPE: Datatype = Datatype::Double;
+    fn var_index(&self) -> usize {
+        self.index()
+    }
 }
 
 impl FromStorage for Percentage {

@@ -4,13 +4,15 @@
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use super::var_id::{ENABLED, FromStorage, VarId};
+use super::var_id::{ClassHandle, ENABLED, FromStorage, VarId};
 use crate::hot::cells::CellRange;
 use crate::hot::clock::Clock;
 use crate::hot::storage::{Backing, Storage};
 use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::datatype::Magnitude;
 use crate::vocabulary::datatype::Repr;
+use crate::vocabulary::kinds::PvarClass;
 
 /// What every handle over per-thread cells holds: the cells (which cache
 /// their space's id and base address, so an update reads only the handle,
@@ -80,6 +82,29 @@ impl Sharded {
     }
 }
 
+/// A handle whose updates are applied to per-thread cells: what a use site
+/// caches a cell of (see `super::site`).
+pub(crate) trait CellHandle {
+    /// The variable's cells.
+    fn cells(&self) -> &CellRange;
+    /// Number of elements.
+    fn element_count(&self) -> usize;
+}
+
+macro_rules! cell_handle {
+    ($($t:ty $(: $g:ident)?),*) => {$(
+        impl$(<T: $g>)? CellHandle for $t {
+            fn cells(&self) -> &CellRange {
+                &self.core.cells
+            }
+            fn element_count(&self) -> usize {
+                self.core.count
+            }
+        }
+    )*};
+}
+cell_handle!(Counter, Aggregate<T>: Magnitude, Level<T>: Magnitude);
+
 #[cold]
 #[inline(never)]
 fn out_of_range(i: usize, count: usize) -> ! {
@@ -126,6 +151,14 @@ macro_rules! common_methods {
 #[derive(Clone)]
 pub struct Counter {
     core: Sharded,
+}
+
+impl ClassHandle for Counter {
+    const CLASS: PvarClass = PvarClass::Counter;
+    const DATATYPE: Datatype = Datatype::UnsignedLongLong;
+    fn var_index(&self) -> usize {
+        self.index()
+    }
 }
 
 impl FromStorage for Counter {
@@ -232,6 +265,14 @@ impl<T: Magnitude> Clone for Aggregate<T> {
     }
 }
 
+impl<T: Magnitude> ClassHandle for Aggregate<T> {
+    const CLASS: PvarClass = PvarClass::Aggregate;
+    const DATATYPE: Datatype = T::DATATYPE;
+    fn var_index(&self) -> usize {
+        self.index()
+    }
+}
+
 impl<T: Magnitude> FromStorage for Aggregate<T> {
     fn from_storage(id: VarId, storage: Arc<Storage>) -> Self {
         debug_assert_eq!(storage.repr == Repr::Float, T::IS_FLOAT, "cells fit T");
@@ -296,6 +337,14 @@ impl<T: Magnitude> Aggregate<T> {
 pub struct Timer {
     core: Sharded,
     clock: Clock,
+}
+
+impl ClassHandle for Timer {
+    const CLASS: PvarClass = PvarClass::Timer;
+    const DATATYPE: Datatype = Datatype::Double;
+    fn var_index(&self) -> usize {
+        self.index()
+    }
 }
 
 impl FromStorage for Timer {
@@ -476,6 +525,14 @@ impl<T: Magnitude> Clone for Level<T> {
             core: self.core.clone(),
             _t: PhantomData,
         }
+    }
+}
+
+impl<T: Magnitude> ClassHandle for Level<T> {
+    const CLASS: PvarClass = PvarClass::Level;
+    const DATATYPE: Datatype = T::DATATYPE;
+    fn var_index(&self) -> usize {
+        self.index()
     }
 }
 

@@ -349,6 +349,17 @@ impl Pvars {
         Ok(storage)
     }
 
+    /// The storage of bound variable `index`'s instance for `object`
+    /// (not of a callback variable, which computes its instances).
+    pub(crate) fn instance(&self, index: usize, object: u64) -> Result<Arc<Storage>> {
+        let Body::Bound { instances, .. } = &self.variable(index)?.body else {
+            return Err(Error::invalid("the variable is not bound to objects"));
+        };
+        instances
+            .get(object)
+            .ok_or_else(|| Error::invalid("no instance for this object"))
+    }
+
     /// Drops the instance of bound variable `index` for `object`: handles
     /// bound to it then fail with `MPI_T_ERR_INVALID_INDEX`.
     pub(crate) fn drop_instance(&self, index: usize, object: u64) -> Result<()> {

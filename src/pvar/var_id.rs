@@ -4,6 +4,8 @@
 use super::table::Pvars;
 use crate::hot::storage::Storage;
 use crate::sync::Arc;
+use crate::vocabulary::datatype::Datatype;
+use crate::vocabulary::kinds::PvarClass;
 
 /// False when the `compile-out` feature removes all instrumentation.
 pub(crate) const ENABLED: bool = !cfg!(feature = "compile-out");
@@ -59,3 +61,17 @@ pub(crate) use sealed::FromStorage;
 /// handle types.
 pub trait ComponentHandle: FromStorage {}
 impl<T: FromStorage> ComponentHandle for T {}
+
+/// A handle type with a class of its own (every one but
+/// [`CallbackVar`](super::CallbackVar)): the class and the datatype a
+/// variable registered for it gets by default. Sealed like
+/// [`ComponentHandle`].
+pub trait ClassHandle: ComponentHandle {
+    /// The variable's class.
+    const CLASS: PvarClass;
+    /// The datatype registered unless overridden.
+    const DATATYPE: Datatype;
+    /// The variable's index (each handle's `index()`).
+    #[doc(hidden)]
+    fn var_index(&self) -> usize;
+}

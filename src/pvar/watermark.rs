@@ -2,14 +2,24 @@
 
 use std::marker::PhantomData;
 
-use super::var_id::{ENABLED, FromStorage, VarId};
+use super::var_id::{ClassHandle, ENABLED, FromStorage, VarId};
 use crate::hot::storage::watermark::WatermarkStore;
 use crate::hot::storage::{Backing, Storage};
 use crate::sync::Arc;
+use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::datatype::Magnitude;
+use crate::vocabulary::kinds::PvarClass;
 
 macro_rules! watermark_handle {
     ($(#[$m:meta])* $name:ident) => {
+        impl<T: Magnitude> ClassHandle for $name<T> {
+            const CLASS: PvarClass = PvarClass::$name;
+            const DATATYPE: Datatype = T::DATATYPE;
+            fn var_index(&self) -> usize {
+                self.index()
+            }
+        }
+
         $(#[$m])*
         pub struct $name<T: Magnitude> {
             storage: Arc<Storage>,

@@ -128,11 +128,11 @@ impl<T> Mutex<T> {
 /// or loom's `thread_local!` under `--cfg loom`, which gives each modelled
 /// thread its own value. Write the initialiser as a plain expression.
 macro_rules! engine_thread_local {
-    ($($vis:vis static $name:ident: $t:ty = $init:expr;)+) => {
+    ($($(#[$m:meta])* $vis:vis static $name:ident: $t:ty = $init:expr;)+) => {
         #[cfg(not(loom))]
-        std::thread_local! { $($vis static $name: $t = const { $init };)+ }
+        std::thread_local! { $($(#[$m])* $vis static $name: $t = const { $init };)+ }
         #[cfg(loom)]
-        loom::thread_local! { $($vis static $name: $t = $init;)+ }
+        loom::thread_local! { $($(#[$m])* $vis static $name: $t = $init;)+ }
     };
 }
 pub(crate) use engine_thread_local;
@@ -145,11 +145,50 @@ pub(crate) mod unmodelled {
     /// For immutable values shared by reference (an enumeration's items),
     /// compared by pointer: no model needs to see their counts.
     pub(crate) use std::sync::Arc;
+    /// `std`'s (poisoning) mutex, for process-wide `static` tables of the
+    /// registration paths.
+    pub(crate) use std::sync::Mutex;
     pub(crate) use std::sync::OnceLock;
     pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
     /// `std`'s thread-locals, for state outside the engine (the C
     /// interface's last error message) that no model runs.
     pub(crate) use std::thread_local;
+}
+
+/// The key of a thread-local declared by a use-site macro in the user's
+/// crate: `std`'s, or loom's in a modelled build.
+#[cfg(not(loom))]
+pub type SiteLocal<T> = std::thread::LocalKey<T>;
+/// The key of a thread-local declared by a use-site macro in the user's
+/// crate: `std`'s, or loom's in a modelled build.
+#[cfg(loom)]
+pub type SiteLocal<T> = loom::thread::LocalKey<T>;
+
+/// Declares the thread-local cache of a use site: `std`'s thread-local, or
+/// loom's in a modelled build (chosen when `pvar` is compiled, so that the
+/// user's crate needs no `loom` configuration of its own).
+#[cfg(not(loom))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __pvar_site_cache {
+    ($name:ident) => {
+        ::std::thread_local! {
+            static $name: $crate::__private::SiteCache =
+                const { $crate::__private::SiteCache::new() };
+        }
+    };
+}
+
+/// Declares the thread-local cache of a use site (loom build).
+#[cfg(loom)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __pvar_site_cache {
+    ($name:ident) => {
+        $crate::__private::loom::thread_local! {
+            static $name: $crate::__private::SiteCache = $crate::__private::SiteCache::new();
+        }
+    };
 }
 
 /// Loom only: a static created afresh in every modelled execution.

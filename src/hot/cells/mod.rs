@@ -9,9 +9,9 @@
 //! callers, and its cold path (first touch, thread exit) stays in here.
 //!
 //! **Update** (owning thread only): two thread-local loads find this thread's
-//! record for the space (the space's id, cached in the component handle, is
-//! compared with the thread's one-entry cache); one load finds the chunk;
-//! then a relaxed load and a relaxed store of the cell. No lock, no read-modify-write, and the cell's
+//! cell (the space's id, cached in the component handle, is compared with
+//! the thread's one-entry cache, which also holds a copy of the record's
+//! chunk pointers); then a relaxed load and a relaxed store of the cell. No lock, no read-modify-write, and the cell's
 //! cache line is written by no other thread. After the thread's first touch
 //! of the chunk it never allocates.
 //!
@@ -32,6 +32,7 @@
 //! not start. An interval still open when its thread exits is dropped.
 
 pub(crate) mod record;
+pub(crate) mod site_cache;
 pub(crate) mod thread_id;
 
 use std::collections::HashMap;
@@ -43,20 +44,40 @@ use record::{CHUNKS, ChunkIndex, ThreadRecord, chunk_cells};
 
 /// The address of one cell: the same (chunk, offset) in every thread's
 /// record. Private to `cells/`: outside, a [`CellRange`] names cells.
+///
+/// Packed in one word, offset in the low 32 bits and chunk above, so that
+/// the hot path reads it with one load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct CellAddr {
-    chunk: ChunkIndex,
-    offset: u32,
-}
+pub(crate) struct CellAddr(u64);
 
 impl CellAddr {
+    fn new(chunk: ChunkIndex, offset: usize) -> CellAddr {
+        debug_assert!(offset < chunk_cells(chunk.get()));
+        CellAddr(((chunk.get() as u64) << 32) | offset as u64)
+    }
+
+    /// The chunk.
+    #[inline(always)]
+    pub(crate) fn chunk(self) -> ChunkIndex {
+        ChunkIndex::new((self.0 >> 32) as usize).expect("a CellAddr's chunk is below CHUNKS")
+    }
+
+    /// The offset in the chunk.
+    #[inline(always)]
+    pub(crate) fn offset(self) -> usize {
+        self.0 as u32 as usize
+    }
+
+    /// The packed word (see [`record::cache::cell`]).
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self.0
+    }
+
     /// The slot `i` cells after this one (within the same allocation).
     #[inline(always)]
     pub(crate) fn at(self, i: usize) -> CellAddr {
-        CellAddr {
-            chunk: self.chunk,
-            offset: self.offset + i as u32,
-        }
+        CellAddr(self.0 + i as u64)
     }
 }
 
@@ -122,10 +143,10 @@ impl CellSpace {
             a.chunk += 1;
             a.next = 0;
         }
-        let slot = CellAddr {
-            chunk: ChunkIndex::new(a.chunk).expect("chunk below CHUNKS"),
-            offset: a.next as u32,
-        };
+        let slot = CellAddr::new(
+            ChunkIndex::new(a.chunk).expect("chunk below CHUNKS"),
+            a.next,
+        );
         a.next += len;
         Ok(slot)
     }
@@ -145,7 +166,7 @@ impl CellSpace {
         let len = len.max(1);
         let mut a = self.alloc.lock();
         for i in 0..len {
-            let (chunk, offset) = (slot.chunk, slot.offset as usize + i);
+            let (chunk, offset) = (slot.chunk(), slot.offset() + i);
             for r in 0..self.records.len() {
                 if let Some(cell) = self
                     .records
@@ -222,10 +243,10 @@ impl CellSpace {
     }
 
     /// The calling thread's cell at `slot` in the space whose id is `id`,
-    /// if the thread's record cache holds that space and the thread has the
-    /// slot's chunk: one thread-local load and a compare (the cache key), one
-    /// thread-local load (the record pointer), one load (the chunk pointer)
-    /// and a null test. Reads no field of the space. Async-signal-safe.
+    /// if the thread's record cache holds that space and its copy of the
+    /// slot's chunk pointer: one thread-local load and a compare (the cache
+    /// key), one thread-local load (the chunk pointer) and a null test.
+    /// Reads no field of the space. Async-signal-safe.
     ///
     /// # Safety
     /// `id` must be the id of a live `CellSpace` that allocated `slot`, and
@@ -234,13 +255,9 @@ impl CellSpace {
     /// (An id of a dropped space could match a stale cache entry.)
     #[inline(always)]
     unsafe fn cached_cell<'a>(id: u64, slot: CellAddr) -> Option<&'a AtomicU64> {
-        let rec = record_cache::get(id)?;
-        // SAFETY: the cache holds a record pointer only together with the id
-        // of the space that owns it; ids are never reused, and the space
-        // with id `id` is alive for `'a` (caller contract), so the record,
-        // which lives as long as its space, is alive too.
-        let rec: &'a ThreadRecord = unsafe { &*rec };
-        rec.cell(slot.chunk, slot.offset as usize)
+        // SAFETY: forwarded caller contract; the slot allocator keeps
+        // `offset` inside its chunk.
+        unsafe { record_cache::cell(id, slot.bits()) }
     }
 
     /// The slow path of [`CellSpace::update`]: creates this thread's id,
@@ -251,7 +268,7 @@ impl CellSpace {
     #[inline(never)]
     fn update_slow(&self, slot: CellAddr, f: &dyn Fn(u64) -> u64) {
         if !self.update_slow_owned(slot, f) {
-            let cell = self.orphan_cell(slot.chunk, slot.offset as usize);
+            let cell = self.orphan_cell(slot.chunk(), slot.offset());
             let mut old = cell.load(Ordering::Relaxed);
             while let Err(now) =
                 cell.compare_exchange_weak(old, f(old), Ordering::Relaxed, Ordering::Relaxed)
@@ -271,8 +288,11 @@ impl CellSpace {
         let Some(rec) = self.local_record() else {
             return false;
         };
-        let (chunk, offset) = (slot.chunk, slot.offset as usize);
-        rec.ensure_chunk(chunk);
+        let (chunk, offset) = (slot.chunk(), slot.offset());
+        if rec.ensure_chunk(chunk) {
+            // The cache's copy of the chunk table predates the new chunk.
+            record_cache::set(self.id, rec);
+        }
         let cell = rec.cell(chunk, offset).expect("chunk just ensured");
         cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
         true
@@ -314,7 +334,7 @@ impl CellSpace {
             Some(rec) => unsafe { &*rec },
             None => self.local_record_if_exists()?,
         };
-        rec.cell(slot.chunk, slot.offset as usize)
+        rec.cell(slot.chunk(), slot.offset())
     }
 
     /// This thread's record, creating it (and the thread id) on first use.
@@ -350,7 +370,7 @@ impl CellSpace {
         let a = self.alloc.lock();
         for &(slot, len) in &a.thread_owned {
             for i in 0..len {
-                if let Some(cell) = rec.cell_acquire(slot.chunk, slot.offset as usize + i) {
+                if let Some(cell) = rec.cell_acquire(slot.chunk(), slot.offset() + i) {
                     cell.store(0, Ordering::Relaxed);
                 }
             }
@@ -383,6 +403,7 @@ impl CellSpace {
             for k in (0..=top).filter_map(ChunkIndex::new) {
                 rec.ensure_chunk(k);
             }
+            record_cache::set(self.id, rec);
         }
     }
 
@@ -391,7 +412,7 @@ impl CellSpace {
     #[inline]
     fn for_each_cell(&self, slot: CellAddr, mut f: impl FnMut(u64)) {
         self.for_each_record_cell(slot, &mut f);
-        if let Some(cell) = self.orphan.cell_acquire(slot.chunk, slot.offset as usize) {
+        if let Some(cell) = self.orphan.cell_acquire(slot.chunk(), slot.offset()) {
             f(cell.load(Ordering::Relaxed));
         }
     }
@@ -400,7 +421,7 @@ impl CellSpace {
     /// cells of the thread records only.
     #[inline]
     fn for_each_record_cell(&self, slot: CellAddr, mut f: impl FnMut(u64)) {
-        let (chunk, offset) = (slot.chunk, slot.offset as usize);
+        let (chunk, offset) = (slot.chunk(), slot.offset());
         let n = self.records.len();
         for i in 0..n {
             if let Some(cell) = self
@@ -418,7 +439,7 @@ impl CellSpace {
     /// allocates. Call it where allocating is allowed (a LEVEL handle's
     /// creation). Costs one chunk per chunk holding a LEVEL, once per space.
     fn prepare_orphan(&self, slot: CellAddr) {
-        self.orphan_cell(slot.chunk, slot.offset as usize);
+        self.orphan_cell(slot.chunk(), slot.offset());
     }
 
     /// Makes the sum of the cell at `slot` over all threads equal to `x`
@@ -450,7 +471,7 @@ impl CellSpace {
     /// first call creates it under `orphan_lock`. Needs no thread id: also
     /// correct from an exiting thread. O(thread records) per attempt.
     fn set_total(&self, slot: CellAddr, x: u64, float: bool) {
-        let cell = self.orphan_cell(slot.chunk, slot.offset as usize);
+        let cell = self.orphan_cell(slot.chunk(), slot.offset());
         let mut old = cell.load(Ordering::Relaxed);
         loop {
             let new = if float {
@@ -649,14 +670,14 @@ mod tests {
         let space = CellSpace::new();
         let a = space.alloc(60).unwrap();
         let b = space.alloc(10).unwrap();
-        assert_eq!((a.chunk.get(), a.offset), (0, 0));
+        assert_eq!((a.chunk().get(), a.offset()), (0, 0));
         assert_eq!(
-            (b.chunk.get(), b.offset),
+            (b.chunk().get(), b.offset()),
             (1, 0),
             "60 + 10 > 64 cells of chunk 0"
         );
         let big = space.alloc(1000).unwrap();
-        assert!(chunk_cells(big.chunk.get()) >= big.offset as usize + 1000);
+        assert!(chunk_cells(big.chunk().get()) >= big.offset() + 1000);
     }
 
     #[test]

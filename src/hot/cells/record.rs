@@ -138,10 +138,11 @@ impl ThreadRecord {
     /// Allocates chunk `k` if this record does not have it yet. Only the
     /// owning thread (or the cell space, for the shared orphan
     /// record, under its lock) calls this. Allocates: not signal-safe.
-    pub(crate) fn ensure_chunk(&self, k: ChunkIndex) {
+    /// Returns whether it allocated.
+    pub(crate) fn ensure_chunk(&self, k: ChunkIndex) -> bool {
         let k = k.get();
         if !self.chunks[k].load(Ordering::Relaxed).is_null() {
-            return;
+            return false;
         }
         let lines: Box<[Line]> = (0..chunk_cells(k) / CELLS_PER_LINE)
             .map(|_| Line(core::array::from_fn(|_| AtomicU64::new(0))))
@@ -149,6 +150,7 @@ impl ThreadRecord {
         let ptr = Box::into_raw(lines).cast::<Line>();
         // Release: readers that see the pointer see zeroed cells.
         self.chunks[k].store(ptr, Ordering::Release);
+        true
     }
 
     /// Bytes of cell memory this record holds.
@@ -192,13 +194,50 @@ pub(crate) mod cache {
 
     use std::cell::Cell;
 
-    use super::ThreadRecord;
-    use crate::sync::{Ordering, compiler_fence};
+    use super::{CHUNKS, ChunkIndex, Line, ThreadRecord};
+
+    /// Entries of the thread's chunk-pointer table: a power of two, so
+    /// that a mask bounds the index.
+    const TABLE: usize = CHUNKS.next_power_of_two();
+    use crate::sync::{AtomicU64, Ordering, compiler_fence};
 
     crate::sync::engine_thread_local! {
         static CACHE_SPACE: Cell<u64> = Cell::new(0);
         static CACHE_RECORD: Cell<*const ThreadRecord> = Cell::new(core::ptr::null());
+        /// The cached record's chunk pointers (null: not allocated yet, or
+        /// allocated after the copy), so that the hot path finds a cell
+        /// with one thread-local load instead of two dependent loads.
+        static CACHE_CHUNKS: [Cell<*const Line>; TABLE] =
+            [const { Cell::new(core::ptr::null()) }; TABLE];
         static UPDATING: Cell<bool> = Cell::new(false);
+    }
+
+    /// This thread's cell at `addr` (a packed cell address: offset in the
+    /// low 32 bits, chunk above) of cell space `space`, if the cache holds
+    /// that space and the thread's copy of the chunk pointer is set: one
+    /// thread-local load and a compare, one thread-local load and a null
+    /// test. Async-signal-safe.
+    ///
+    /// # Safety
+    /// `space` must be the id of a live cell space, `addr` a cell address
+    /// its slot allocator handed out (chunk below [`CHUNKS`], offset inside
+    /// the chunk), and the reference must not outlive that space (`'a` is
+    /// unbounded).
+    #[inline(always)]
+    pub(crate) unsafe fn cell<'a>(space: u64, addr: u64) -> Option<&'a AtomicU64> {
+        if CACHE_SPACE.with(|c| c.get()) != space {
+            return None;
+        }
+        // The mask keeps the index in bounds without a check (the table has
+        // `TABLE` ≥ `CHUNKS` entries, the extra ones always null).
+        let chunk = (addr >> 32) as usize & (TABLE - 1);
+        let lines = CACHE_CHUNKS.with(|c| c[chunk].get());
+        // SAFETY: a non-null copy was loaded, by this thread, from the
+        // chunk table of its record in the space whose id is cached with it
+        // (`set`); ids are never reused and that space is alive (caller
+        // contract), so the record and its chunks, which live as long as
+        // the space, are alive; the offset is inside the chunk (caller).
+        (!lines.is_null()).then(|| unsafe { ThreadRecord::cell_at(lines, addr as u32 as usize) })
     }
 
     /// The cached record if it belongs to cell space `space`. Async-signal-safe.
@@ -211,7 +250,9 @@ pub(crate) mod cache {
         }
     }
 
-    /// Caches `record` as this thread's record for `space`.
+    /// Caches `record` (this thread's own record, alive) as this thread's
+    /// record for `space`, with a copy of its chunk pointers; call it again
+    /// after allocating a chunk to refresh the copy.
     ///
     /// Async-signal-safe. If a signal handler interrupts this function and
     /// calls it again, the handler's call sees `UPDATING` and leaves the cache
@@ -228,6 +269,14 @@ pub(crate) mod cache {
         #[cfg(loom)]
         crate::sync::signal::point();
         CACHE_RECORD.with(|c| c.set(record));
+        // SAFETY: the caller passes this thread's own record, alive.
+        let rec = unsafe { &*record };
+        CACHE_CHUNKS.with(|c| {
+            for (k, slot) in c.iter().enumerate().take(CHUNKS) {
+                let k = ChunkIndex::new(k).expect("k < CHUNKS");
+                slot.set(rec.chunk_ptr(k, Ordering::Relaxed));
+            }
+        });
         compiler_fence(Ordering::SeqCst);
         #[cfg(loom)]
         crate::sync::signal::point();

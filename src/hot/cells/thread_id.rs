@@ -20,14 +20,16 @@
 //!
 //! This module owns the thread-locals of a thread's identity (its id, its
 //! incarnation, its exit guard); the record cache is
-//! [`record::cache`](super::record::cache)'s, which it clears at exit.
+//! [`record::cache`](super::record::cache)'s and the use-site caches are
+//! [`site_cache`](super::site_cache)'s, which it clears at exit.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::record::cache as record_cache;
-use crate::sync::{Mutex, Ordering, unmodelled};
+use super::site_cache;
+use crate::sync::{Mutex, Ordering, compiler_fence, unmodelled};
 
 /// No id assigned yet.
 pub(crate) const UNASSIGNED: u32 = 0;
@@ -75,15 +77,21 @@ static INCARNATIONS: unmodelled::AtomicU64 = unmodelled::AtomicU64::new(0);
 /// possibly from a signal handler).
 static LIVE: unmodelled::AtomicU32 = unmodelled::AtomicU32::new(0);
 
-/// Runs at thread exit (owned by a thread-local): clears the record cache,
-/// marks the thread exited and hands the id back.
+/// Runs at thread exit (owned by a thread-local): marks the thread
+/// exited, clears the use-site caches and the record cache, and hands the
+/// id back.
 struct ExitGuard(u32);
 
 impl Drop for ExitGuard {
     fn drop(&mut self) {
-        record_cache::clear();
+        // First, so that no cache is filled again from here on (a later
+        // update, or a signal handler's, goes to the orphan record).
         // `try_with`: this runs while the thread's TLS is torn down.
         let _ = THREAD_ID.try_with(|c| c.set(EXITED));
+        compiler_fence(Ordering::SeqCst);
+        site_cache::clear_all();
+        record_cache::clear();
+        compiler_fence(Ordering::SeqCst);
         ALLOCATOR.lock().free.push(Reverse(self.0));
         LIVE.fetch_sub(1, Ordering::Relaxed);
     }

@@ -3,9 +3,13 @@
 //! thread fan-out, the parked threads of the read cases, and the
 //! per-thread loop of each baseline and update case.
 //!
-//! Every loop passes its object through `black_box` on every iteration,
-//! so each update really loads and stores (no hoisting, no merging) for
-//! every case alike. The loops that take a variable first update it once
+//! Every loop passes its object through [`opaque`] on every iteration, so
+//! each update really loads and stores (no hoisting, no merging) for every
+//! case alike. `opaque` is an empty `asm!` block that takes the object's
+//! address in a register and may read or write memory: unlike
+//! `std::hint::black_box`, it stores nothing to the stack, whose slot could
+//! share its low 12 address bits with the updated cell (4K aliasing) and
+//! make a case 2× slower or not from one build to the next. The loops that take a variable first update it once
 //! untimed (first touch: thread id, record, chunk).
 
 use std::cell::Cell;
@@ -63,6 +67,30 @@ impl Stamp {
             Stamp::Cpu(c) => thread_cpu_time().saturating_sub(c),
         }
     }
+}
+
+/// `x`, as far as the compiler knows any object at all: it must reload
+/// whatever it reads through the result, and assume any memory changed.
+#[inline(always)]
+pub fn opaque<T>(x: &T) -> &T {
+    let mut p = x as *const T;
+    // SAFETY: the empty asm reads and writes nothing; it only hides from
+    // the compiler that `p` comes back unchanged, so `p` still points at
+    // `x`, borrowed for the returned lifetime.
+    unsafe {
+        std::arch::asm!("/* {0} */", inout(reg) p, options(nostack, preserves_flags));
+        &*p
+    }
+}
+
+/// `x`, as far as the compiler knows any value (kept in a register).
+#[inline(always)]
+pub fn opaque_bits(mut x: u64) -> u64 {
+    // SAFETY: the empty asm reads and writes nothing but the register.
+    unsafe {
+        std::arch::asm!("/* {0} */", inout(reg) x, options(nostack, nomem, preserves_flags));
+    }
+    x
 }
 
 /// Times `iters` calls of `op` on the calling thread.
@@ -198,7 +226,7 @@ std::thread_local! {
 pub fn thread_local_inc(iters: u64) -> Duration {
     TL.with(|c| {
         timed(iters, || {
-            let c = black_box(c);
+            let c = opaque(c);
             c.set(c.get() + 1);
         })
     })
@@ -207,26 +235,27 @@ pub fn thread_local_inc(iters: u64) -> Duration {
 /// `iters` × `a.fetch_add(1, Relaxed)`.
 pub fn atomic_inc(a: &AtomicU64, iters: u64) -> Duration {
     timed(iters, || {
-        black_box(a).fetch_add(1, Ordering::Relaxed);
+        opaque(a).fetch_add(1, Ordering::Relaxed);
     })
 }
 
 /// `iters` × [`pvar::Counter::inc`], after one untimed `inc`.
 pub fn counter_inc(c: &pvar::Counter, iters: u64) -> Duration {
     c.inc();
-    timed(iters, || black_box(c).inc())
+    timed(iters, || opaque(c).inc())
 }
 
 /// `iters` × [`pvar::LocalCounter::inc`] on `c.local(0)`, fetched once.
 pub fn local_counter_inc(c: &pvar::Counter, iters: u64) -> Duration {
     let local = c.local(0);
-    timed(iters, || black_box(&local).inc())
+    timed(iters, || opaque(&local).inc())
 }
 
 /// `iters` × `a.add(x)`, after one untimed `add` of zero.
 pub fn aggregate_add<T: Magnitude>(a: &pvar::Aggregate<T>, x: T, iters: u64) -> Duration {
     a.add(T::from_bits(0));
-    timed(iters, || black_box(a).add(black_box(x)))
+    let bits = x.to_bits();
+    timed(iters, || opaque(a).add(T::from_bits(opaque_bits(bits))))
 }
 
 /// `iters` updates of a LEVEL, `inc` and `dec` alternately, after one
@@ -236,16 +265,16 @@ pub fn level_inc_dec(l: &pvar::Level<u64>, iters: u64) -> Duration {
     l.dec();
     timed_i(iters, |i| {
         if i & 1 == 0 {
-            black_box(l).inc()
+            opaque(l).inc()
         } else {
-            black_box(l).dec()
+            opaque(l).dec()
         }
     })
 }
 
 /// `iters` × `w.update(i & 63)`.
 pub fn watermark_update(w: &pvar::HighWatermark<u64>, iters: u64) -> Duration {
-    timed_i(iters, |i| black_box(w).update(i & 63))
+    timed_i(iters, |i| opaque(w).update(i & 63))
 }
 
 /// `iters` intervals of two raw `quanta` reads.
@@ -277,7 +306,7 @@ pub fn timer_start_stop(t: &pvar::Timer, iters: u64) -> Duration {
     t.start();
     t.stop();
     timed(iters, || {
-        let t = black_box(t);
+        let t = opaque(t);
         t.start();
         t.stop();
     })

@@ -1,0 +1,125 @@
+//! Per-use-site caches of the calling thread's cells.
+//!
+//! A use-site macro (`pvar::counter!`, …) declares, at each place it is
+//! written, one `const`-initialised thread-local [`SiteCache`]: the
+//! address of the calling thread's first cell of the site's variable, or
+//! null. With it, a steady-state update is one thread-local load, a null
+//! test, and the cell's relaxed load and store: no handle, no space id,
+//! no chunk table.
+//!
+//! **Validity.** A cached address points into this thread's record of a
+//! registry that lives for the rest of the process (use sites register in
+//! a `'static` registry): the record and its chunks are never freed. The
+//! record is this thread's only until its exit destructor hands its id
+//! (and with it the record) to a later thread. So the exit destructor
+//! nulls every cache of the thread first ([`clear_all`]), walking an
+//! intrusive list through the caches themselves (no allocation, no
+//! destructor ordering to rely on: the caches have no destructor and stay
+//! readable until the thread's TLS is gone). Later updates on the exiting
+//! thread (from other thread-local destructors) find the cache null, take
+//! the slow path, which sends them to the shared orphan record, and never
+//! fill a cache again ([`fill`] refuses once the thread is marked exited).
+//!
+//! **Signals.** Filling links the cache into the list: three stores. A
+//! signal handler that interrupts a fill and updates through another
+//! (or the same) use site on this thread sees `LINKING` set and leaves the
+//! list alone: its update goes through the slow path without caching, so
+//! the list is never torn. Reading a cache is one load.
+//!
+//! **Unloading.** The list runs through every library's thread-locals
+//! that used a site on this thread: a dynamic library holding use sites
+//! must not be unloaded while a thread that used them is still running.
+
+use std::cell::Cell;
+
+use super::thread_id;
+use crate::sync::{AtomicU64, Ordering, compiler_fence};
+
+/// One use site's cache for one thread; see the module documentation.
+/// Declared by the use-site macros; nothing else of it is public.
+#[doc(hidden)]
+pub struct SiteCache {
+    /// This thread's first cell of the site's variable, or null.
+    cell: Cell<*const AtomicU64>,
+    /// The next cache in this thread's list: null while unlinked, [`END`]
+    /// for the last one.
+    next: Cell<*const SiteCache>,
+}
+
+impl SiteCache {
+    /// An empty, unlinked cache (the thread-local's initial value).
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Self {
+            cell: Cell::new(core::ptr::null()),
+            next: Cell::new(core::ptr::null()),
+        }
+    }
+
+    /// The cached cell, or null. Async-signal-safe (one load).
+    #[inline(always)]
+    pub(crate) fn cell(&self) -> *const AtomicU64 {
+        self.cell.get()
+    }
+}
+
+/// The end of every thread's list (an address no cache has).
+static END_MARK: u8 = 0;
+
+#[inline(always)]
+fn end() -> *const SiteCache {
+    (&raw const END_MARK).cast()
+}
+
+crate::sync::engine_thread_local! {
+    /// The first cache of this thread's list (null: empty).
+    static HEAD: Cell<*const SiteCache> = Cell::new(core::ptr::null());
+    /// Set while [`fill`] links a cache in (see the module documentation).
+    static LINKING: Cell<bool> = Cell::new(false);
+}
+
+/// Caches `cell` (this thread's first cell of the site's variable, in a
+/// registry that lives for the rest of the process) in `site` (this
+/// thread's cache of the site), linking `site` into the thread's list if
+/// it is not yet. Does nothing once the thread has run its exit
+/// destructor, or when it interrupted another fill on this thread (the
+/// caller then simply goes on without a cache). Async-signal-safe.
+pub(crate) fn fill(site: &SiteCache, cell: &AtomicU64) {
+    if thread_id::current_raw() == thread_id::EXITED || LINKING.with(|l| l.get()) {
+        return;
+    }
+    LINKING.with(|l| l.set(true));
+    compiler_fence(Ordering::SeqCst);
+    if site.next.get().is_null() {
+        let head = HEAD.with(|h| h.get());
+        site.next.set(if head.is_null() { end() } else { head });
+        compiler_fence(Ordering::SeqCst);
+        #[cfg(loom)]
+        crate::sync::signal::point();
+        HEAD.with(|h| h.set(site));
+    }
+    compiler_fence(Ordering::SeqCst);
+    site.cell.set(cell);
+    compiler_fence(Ordering::SeqCst);
+    LINKING.with(|l| l.set(false));
+}
+
+/// Nulls every cache of this thread (its exit destructor, before the
+/// thread's id and records go to another thread). The caches stay linked:
+/// [`fill`] refuses from now on.
+pub(crate) fn clear_all() {
+    let _ = HEAD.try_with(|h| {
+        let mut p = h.get();
+        while !p.is_null() && p != end() {
+            // SAFETY: every pointer in the list is a `SiteCache` thread-local
+            // of this thread that `fill` linked in; thread-locals without a
+            // destructor stay valid until the thread's TLS is released,
+            // after every TLS destructor (this one included) has run. (A
+            // library unloaded with its caches still linked would break
+            // this: see the module documentation.)
+            let site = unsafe { &*p };
+            site.cell.set(core::ptr::null());
+            p = site.next.get();
+        }
+    });
+}
