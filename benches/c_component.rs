@@ -13,6 +13,8 @@
 //! | `c_local` | `pvar_local_cell(v, 0)` once per thread, then what `pvar.h`'s inline `pvar_local_add(cell, 1)` does: a relaxed load and a relaxed store of the cell (mirrored with an `AtomicU64` view of it) |
 //! | `so_inc` | `pvar_inc(v)` in `libpvar.so`, opened with `dlopen` and called through the `dlsym` pointer (what a PLT call does: an indirect call) |
 //! | `so_local` | `c_local` with the cell from `libpvar.so`'s `pvar_local_cell` |
+//! | `c_thread_local` | a C `_Thread_local uint64_t` `+= 1` in a component `.so` loaded with `dlopen` (`tests/c/dl/site_component.c`, `-O2 -fPIC`, the default TLS model of a shared library), a compiler barrier (`asm volatile("" ::: "memory")`) per iteration: the C macros' baseline |
+//! | `c_macro` | `PVAR_COUNTER_INC(v)` in the same component and loop (one call site, its `static _Thread_local pvar_site` cache), against `libpvar.so` |
 //!
 //! The C variables are registered through `pvar_register` with a
 //! `#[repr(C)]` mirror of `pvar_info`: the statically linked ones in this
@@ -51,7 +53,7 @@ use std::time::Duration;
 use common::{quick, run_threads, timed};
 use criterion::{BenchmarkId, Criterion};
 
-const CASES: [&str; 7] = [
+const CASES: [&str; 9] = [
     "thread_local",
     "counter",
     "local_counter",
@@ -59,6 +61,8 @@ const CASES: [&str; 7] = [
     "c_local",
     "so_inc",
     "so_local",
+    "c_thread_local",
+    "c_macro",
 ];
 
 /// 1 and 2 updating threads.
@@ -207,18 +211,13 @@ fn so_path() -> PathBuf {
     target.join("release").join("libpvar.so")
 }
 
-fn open_so() -> Result<Api, String> {
-    let path = so_path();
-    if !path.exists() {
-        return Err(format!(
-            "{} not found (build it with `cargo build --release --lib`, or set PVAR_SO)",
-            path.display()
-        ));
-    }
+/// `dlopen(path, RTLD_NOW | RTLD_LOCAL)`: the library's symbols stay out
+/// of the global scope, and its own references bind inside it (this
+/// binary exports nothing). Never closed.
+fn dlopen(path: &std::path::Path) -> Result<*mut c_void, String> {
     let cpath = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
-    // RTLD_LOCAL: the .so's symbols stay out of the global scope, and its
-    // own references bind inside it (this binary exports nothing).
-    // SAFETY: a valid path; the library's initialisers are Rust's own.
+    // SAFETY: a valid NUL-terminated path; the libraries opened here run
+    // only Rust's and plain C initialisers.
     let lib = unsafe { libc::dlopen(cpath.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     if lib.is_null() {
         // SAFETY: dlerror returns NULL or a NUL-terminated string.
@@ -231,16 +230,31 @@ fn open_so() -> Result<Api, String> {
         };
         return Err(format!("dlopen {}: {e}", path.display()));
     }
-    let sym = |name: &CStr| -> Result<*mut c_void, String> {
-        // SAFETY: `lib` is a live handle (never closed); `name` is
-        // NUL-terminated.
-        let p = unsafe { libc::dlsym(lib, name.as_ptr()) };
-        if p.is_null() {
-            Err(format!("dlsym {name:?} in {}: not found", path.display()))
-        } else {
-            Ok(p)
-        }
-    };
+    Ok(lib)
+}
+
+/// `dlsym(lib, name)`, an error if absent.
+fn dlsym(lib: *mut c_void, name: &CStr) -> Result<*mut c_void, String> {
+    // SAFETY: `lib` is a live handle (never closed); `name` is
+    // NUL-terminated.
+    let p = unsafe { libc::dlsym(lib, name.as_ptr()) };
+    if p.is_null() {
+        Err(format!("dlsym {name:?}: not found"))
+    } else {
+        Ok(p)
+    }
+}
+
+fn open_so() -> Result<Api, String> {
+    let path = so_path();
+    if !path.exists() {
+        return Err(format!(
+            "{} not found (build it with `cargo build --release --lib`, or set PVAR_SO)",
+            path.display()
+        ));
+    }
+    let lib = dlopen(&path)?;
+    let sym = |name: &CStr| dlsym(lib, name);
     // SAFETY: each symbol is the `extern "C"` function of include/pvar.h
     // with this signature.
     let api = unsafe {
@@ -339,6 +353,118 @@ fn c_case(
     d
 }
 
+// ------------------------------------------------ the C component (.so)
+
+/// `tests/c/dl/site_component.c`, compiled here with the system `cc` and
+/// loaded with `dlopen` (it links `libpvar.so`, the engine a C program
+/// uses).
+#[derive(Clone, Copy)]
+struct Component {
+    init: unsafe extern "C" fn() -> c_int,
+    sent: unsafe extern "C" fn() -> PvarVar,
+    inc_loop: unsafe extern "C" fn(u64),
+    plain_loop: unsafe extern "C" fn(u64),
+    plain_total: unsafe extern "C" fn() -> u64,
+    get_at: unsafe extern "C" fn(PvarVar, usize) -> u64,
+}
+
+fn component() -> &'static Result<Component, String> {
+    static COMPONENT: OnceLock<Result<Component, String>> = OnceLock::new();
+    COMPONENT.get_or_init(build_component)
+}
+
+fn build_component() -> Result<Component, String> {
+    let libpvar = so_path();
+    let libdir = libpvar.parent().ok_or("libpvar.so has no directory")?;
+    if !libpvar.exists() {
+        return Err(format!("{} not found", libpvar.display()));
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = libdir.join("libpvar_bench_site_component.so");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = std::process::Command::new(&cc)
+        .args(["-std=c11", "-O2", "-fPIC", "-shared"])
+        .arg(format!("-I{}", root.join("include").display()))
+        .arg(root.join("tests/c/dl/site_component.c"))
+        .arg("-o")
+        .arg(&out)
+        .arg(format!("-L{}", libdir.display()))
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .arg("-lpvar")
+        .status()
+        .map_err(|e| format!("{cc}: {e}"))?;
+    if !status.success() {
+        return Err(format!("{cc} failed to build the component: {status}"));
+    }
+    let lib = dlopen(&out)?;
+    let sym = |name: &CStr| dlsym(lib, name);
+    // SAFETY: each symbol has the C signature of site_component.c (and
+    // pvar.h's pvar_get_at, resolved through the component's dependency on
+    // libpvar.so); the library is never closed.
+    let c = unsafe {
+        Component {
+            init: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_init")?),
+            sent: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_sent")?),
+            inc_loop: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_inc")?),
+            plain_loop: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_plain_loop")?),
+            plain_total: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_plain_total")?),
+            get_at: std::mem::transmute::<*mut c_void, _>(sym(c"pvar_get_at")?),
+        }
+    };
+    // SAFETY: registers the component's variables (no arguments).
+    let rc = unsafe { (c.init)() };
+    if rc != 0 {
+        return Err(format!("site_component_init returned {rc}"));
+    }
+    Ok(c)
+}
+
+/// `threads` threads × `iters` iterations of the component's loop `which`
+/// (one call per thread, timed whole); checks the macro's exact total.
+fn component_case(threads: usize, iters: u64, macro_loop: bool) -> Duration {
+    let c = *component()
+        .as_ref()
+        .expect("c_* component cases need the component");
+    // SAFETY: the component is initialised; element 0 exists.
+    let before = unsafe { (c.get_at)((c.sent)(), 0) };
+    let d = run_threads(threads, iters, move |iters| {
+        // Warm up: fill the call site's cache (first use on this thread).
+        // SAFETY: plain C loops of the component.
+        unsafe {
+            if macro_loop {
+                (c.inc_loop)(1);
+            } else {
+                (c.plain_loop)(1);
+            }
+        }
+        let start = common::Stamp::now();
+        // SAFETY: as above.
+        unsafe {
+            if macro_loop {
+                (c.inc_loop)(iters);
+            } else {
+                (c.plain_loop)(iters);
+            }
+        }
+        let d = start.elapsed();
+        if !macro_loop {
+            // SAFETY: reads this thread's plain counter.
+            black_box(unsafe { (c.plain_total)() });
+        }
+        d
+    });
+    if macro_loop && !cfg!(feature = "compile-out") {
+        // SAFETY: as above.
+        let got = unsafe { (c.get_at)((c.sent)(), 0) }.wrapping_sub(before);
+        assert_eq!(
+            got,
+            threads as u64 * (iters + 1),
+            "exact total of the C macro"
+        );
+    }
+    d
+}
+
 fn so() -> Api {
     *so_api().as_ref().expect("so_* cases run only with the .so")
 }
@@ -352,6 +478,8 @@ fn measure(case: &str, threads: usize, iters: u64) -> Duration {
         "c_local" => c_case(STATIC, "bench_c_local", threads, iters, 0, c_local),
         "so_inc" => c_case(so(), "bench_so_inc", threads, iters, 1, c_inc),
         "so_local" => c_case(so(), "bench_so_local", threads, iters, 0, c_local),
+        "c_thread_local" => component_case(threads, iters, false),
+        "c_macro" => component_case(threads, iters, true),
         _ => unreachable!("unknown case {case}"),
     }
 }
@@ -364,11 +492,21 @@ fn bench(c: &mut Criterion) {
             false
         }
     };
+    let have_component = match component() {
+        Ok(_) => true,
+        Err(why) => {
+            println!("c_component: skipping c_thread_local and c_macro: {why}");
+            false
+        }
+    };
     let mut group = c.benchmark_group("c_component");
     quick(&mut group);
     for t in THREADS {
         for &case in &CASES {
             if case.starts_with("so_") && !have_so {
+                continue;
+            }
+            if matches!(case, "c_thread_local" | "c_macro") && !have_component {
                 continue;
             }
             group.bench_with_input(BenchmarkId::new(case, t), &t, |b, &t| {

@@ -277,6 +277,154 @@ static inline void pvar_local_inc(uint64_t *cell) { pvar_local_add(cell, 1); }
 /* LEVEL only: the cell holds this thread's delta, wrapping. */
 static inline void pvar_local_dec(uint64_t *cell) { pvar_local_add(cell, ~(uint64_t)0); }
 
+/* ---- use-site macros: updates at thread-local cost ------------------- */
+
+/* Each macro call keeps, per thread, a cache of the calling thread's cell
+ * in a `static __thread pvar_site` of its own, so a steady-state update is
+ * one thread-local access, two compares, a load of the thread's record
+ * owner word, and the cell's relaxed load and store: no call. The first
+ * update on each thread (and any update the cache cannot serve) calls
+ * pvar_site_fill, then, if that cannot serve it either, the update
+ * function (pvar_add_at, ...), which handles everything else: a NULL
+ * handle, an element out of range (nothing happens), a thread that is
+ * exiting (the update goes to the shared orphan record).
+ *
+ *   PVAR_COUNTER_INC(v)  PVAR_COUNTER_INC_AT(v, i)
+ *   PVAR_COUNTER_ADD(v, n)  PVAR_COUNTER_ADD_AT(v, i, n)
+ *   PVAR_AGGREGATE_ADD(v, n)  PVAR_AGGREGATE_ADD_AT(v, i, n)     integer
+ *   PVAR_AGGREGATE_ADD_DOUBLE(v, x)  PVAR_AGGREGATE_ADD_DOUBLE_AT(v, i, x)
+ *   PVAR_LEVEL_INC(v)  PVAR_LEVEL_DEC(v)  PVAR_LEVEL_INC_AT(v, i)  PVAR_LEVEL_DEC_AT(v, i)
+ *
+ * A cache is keyed by the handle, so one call site may be used with
+ * different variables (it refills when the handle changes). The handle
+ * must stay live (not pvar_var_free'd) while any thread may update
+ * through it, as for every update. A component using the macros may be a
+ * shared library loaded with dlopen and unloaded with dlclose: nothing
+ * outside it points at its caches.
+ *
+ * Signals: once a thread has updated through a call site (or through any
+ * site of the variable after pvar_prepare_thread), that site's updates
+ * are async-signal-safe on the thread. The first update of a call site on
+ * a thread touches the component's thread-local storage, which for a
+ * dlopen'ed library may allocate: do it before signals can arrive.
+ *
+ * Which to use: the macros on hot paths; the functions (pvar_inc, ...)
+ * on cold paths and for TIMER, watermarks, STATE, SIZE, PERCENTAGE and
+ * GENERIC, whose updates are not a per-thread cell. Define PVAR_NO_UPDATES
+ * before including this header to compile every macro update to nothing
+ * (registration still works). */
+
+typedef struct pvar_site {
+    pvar_var var;           /* the variable the cache was filled for */
+    uint64_t *cell;         /* this thread's cell of element 0 (NULL: empty) */
+    size_t count;           /* the variable's element count */
+    const uint64_t *owner;  /* owner word of this thread's record */
+    uint64_t incarnation;   /* this thread's value of *owner */
+} pvar_site;
+
+#define PVAR_SITE_INT    0
+#define PVAR_SITE_DOUBLE 1
+
+/* The slow path: refills `site` for `v` and returns this thread's cell of
+ * element i, or NULL (then call the update function). */
+uint64_t *pvar_site_fill(pvar_site *site, pvar_var v, size_t i, int kind);
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define PVAR_THREAD_LOCAL_ thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define PVAR_THREAD_LOCAL_ _Thread_local
+#else
+#define PVAR_THREAD_LOCAL_ __thread
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PVAR_LIKELY_(x) __builtin_expect(!!(x), 1)
+#define PVAR_LOAD_RELAXED_(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#else
+#define PVAR_LIKELY_(x) (x)
+#define PVAR_LOAD_RELAXED_(p) (*(volatile const uint64_t *)(p))
+#endif
+
+/* This thread's cell of element i of v from `site`, or NULL. */
+static inline uint64_t *pvar_site_cell(pvar_site *site, pvar_var v, size_t i, int kind) {
+    uint64_t *cell = site->cell;
+    if (PVAR_LIKELY_(cell != NULL && site->var == v && i < site->count &&
+                     PVAR_LOAD_RELAXED_(site->owner) == site->incarnation))
+        return cell + i;
+    return pvar_site_fill(site, v, i, kind);
+}
+
+static inline void pvar_site_add_double_(uint64_t *cell, double x) {
+    uint64_t bits = PVAR_LOAD_RELAXED_(cell);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    d += x;
+    memcpy(&bits, &d, sizeof d);
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(cell, bits, __ATOMIC_RELAXED);
+#else
+    *(volatile uint64_t *)cell = bits;
+#endif
+}
+
+/* The function path of each macro, for what its cache cannot serve. */
+static inline void pvar_site_inc_at_(pvar_var v, size_t i, uint64_t n) {
+    (void)n;
+    pvar_inc_at(v, i);
+}
+static inline void pvar_site_dec_at_(pvar_var v, size_t i, uint64_t n) {
+    (void)n;
+    pvar_dec_at(v, i);
+}
+
+#if defined(PVAR_NO_UPDATES)
+#define PVAR_SITE_ADD_(v, i, n, fallback) ((void)(v), (void)(i), (void)(n))
+#define PVAR_SITE_ADD_DOUBLE_(v, i, x) ((void)(v), (void)(i), (void)(x))
+#else
+#define PVAR_SITE_ADD_(v, i, n, fallback)                                          \
+    do {                                                                           \
+        static PVAR_THREAD_LOCAL_ pvar_site pvar_site_cache_;                          \
+        pvar_var pvar_site_v_ = (v);                                               \
+        size_t pvar_site_i_ = (i);                                                 \
+        uint64_t pvar_site_n_ = (n);                                               \
+        uint64_t *pvar_site_c_ =                                                   \
+            pvar_site_cell(&pvar_site_cache_, pvar_site_v_, pvar_site_i_, PVAR_SITE_INT); \
+        if (pvar_site_c_)                                                          \
+            pvar_local_add(pvar_site_c_, pvar_site_n_);                            \
+        else                                                                       \
+            fallback(pvar_site_v_, pvar_site_i_, pvar_site_n_);                    \
+    } while (0)
+#define PVAR_SITE_ADD_DOUBLE_(v, i, x)                                             \
+    do {                                                                           \
+        static PVAR_THREAD_LOCAL_ pvar_site pvar_site_cache_;                          \
+        pvar_var pvar_site_v_ = (v);                                               \
+        size_t pvar_site_i_ = (i);                                                 \
+        double pvar_site_x_ = (x);                                                 \
+        uint64_t *pvar_site_c_ =                                                   \
+            pvar_site_cell(&pvar_site_cache_, pvar_site_v_, pvar_site_i_, PVAR_SITE_DOUBLE); \
+        if (pvar_site_c_)                                                          \
+            pvar_site_add_double_(pvar_site_c_, pvar_site_x_);                     \
+        else                                                                       \
+            pvar_add_double_at(pvar_site_v_, pvar_site_i_, pvar_site_x_);          \
+    } while (0)
+#endif
+
+/* COUNTER */
+#define PVAR_COUNTER_INC(v) PVAR_SITE_ADD_((v), 0, 1, pvar_add_at)
+#define PVAR_COUNTER_INC_AT(v, i) PVAR_SITE_ADD_((v), (i), 1, pvar_add_at)
+#define PVAR_COUNTER_ADD(v, n) PVAR_SITE_ADD_((v), 0, (n), pvar_add_at)
+#define PVAR_COUNTER_ADD_AT(v, i, n) PVAR_SITE_ADD_((v), (i), (n), pvar_add_at)
+/* AGGREGATE (unsigned / unsigned long long, and double) */
+#define PVAR_AGGREGATE_ADD(v, n) PVAR_SITE_ADD_((v), 0, (n), pvar_add_at)
+#define PVAR_AGGREGATE_ADD_AT(v, i, n) PVAR_SITE_ADD_((v), (i), (n), pvar_add_at)
+#define PVAR_AGGREGATE_ADD_DOUBLE(v, x) PVAR_SITE_ADD_DOUBLE_((v), 0, (x))
+#define PVAR_AGGREGATE_ADD_DOUBLE_AT(v, i, x) PVAR_SITE_ADD_DOUBLE_((v), (i), (x))
+/* LEVEL (integer: the cell holds this thread's wrapping delta) */
+#define PVAR_LEVEL_INC(v) PVAR_SITE_ADD_((v), 0, 1, pvar_site_inc_at_)
+#define PVAR_LEVEL_DEC(v) PVAR_SITE_ADD_((v), 0, ~(uint64_t)0, pvar_site_dec_at_)
+#define PVAR_LEVEL_INC_AT(v, i) PVAR_SITE_ADD_((v), (i), 1, pvar_site_inc_at_)
+#define PVAR_LEVEL_DEC_AT(v, i) PVAR_SITE_ADD_((v), (i), ~(uint64_t)0, pvar_site_dec_at_)
+
 /* The component's own view (totals over threads; TIMER: ns / seconds). */
 uint64_t pvar_get_at(pvar_var v, size_t i);
 double pvar_get_double_at(pvar_var v, size_t i);

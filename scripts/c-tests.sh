@@ -35,6 +35,11 @@ run() {
     fi
 }
 
+# The component of site_macros.c: a shared library it loads with dlopen.
+"$CC" "${cflags[@]}" -fPIC -shared tests/c/dl/site_component.c \
+    -o "$out/libsite_component.so" -L"$libdir" -Wl,-rpath,"$libdir" -lpvar
+export PVAR_SITE_COMPONENT="$out/libsite_component.so"
+
 for src in tests/c/*.c; do
     name=$(basename "$src" .c)
     "$CC" "${cflags[@]}" "$src" -o "$out/$name" \
@@ -58,6 +63,7 @@ if command -v c++ >/dev/null 2>&1; then
     c++ -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -fsyntax-only tests/c/headers/standalone.c
 fi
 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only tests/c/headers/standalone.c
+"$CC" -std=c11 -pedantic -Wall -Wextra -Werror -DPVAR_NO_UPDATES -Iinclude -fsyntax-only tests/c/headers/standalone.c
 "$CC" -std=c99 -Wall -Wextra -Werror -Iinclude -Itests/c/headers/fake_mpi -fsyntax-only \
     tests/c/headers/after_mpi_h.c
 "$CC" -std=c99 -Wall -Wextra -Werror -Iinclude -Itests/c/headers/fake_mpi -DPVAR_MPI_T_ONLY \

@@ -14,7 +14,7 @@
 
 #![allow(missing_docs, clippy::new_without_default)]
 
-use crate::hot::cells::{CellRange, CellSpace, thread_id};
+use crate::hot::cells::{CellRange, CellSpace, site_cache, thread_id};
 use crate::sync::{Arc, AtomicU64, unmodelled};
 
 /// Ranges one [`Cells`] can hand out (models take one or two).
@@ -29,6 +29,25 @@ pub struct Cells {
     /// `Arc`; `std` (unmodelled) cells: only the models' bookkeeping.
     ranges: [unmodelled::OnceLock<CellRange>; MAX_RANGES],
     next: unmodelled::AtomicUsize,
+}
+
+/// A C use site's per-thread cache (`pvar_site` of `pvar.h`, for one
+/// variable), for [`Cells::c_site_add`]; a model keeps one per thread in a
+/// `loom::thread_local!`.
+pub struct CSite {
+    cell: core::cell::Cell<*const AtomicU64>,
+    owner: core::cell::Cell<*const AtomicU64>,
+    incarnation: core::cell::Cell<u64>,
+}
+
+impl CSite {
+    pub fn new() -> Self {
+        Self {
+            cell: core::cell::Cell::new(core::ptr::null()),
+            owner: core::cell::Cell::new(core::ptr::null()),
+            incarnation: core::cell::Cell::new(0),
+        }
+    }
 }
 
 /// One cell of a range reserved in a [`Cells`]: the same cell in every
@@ -100,6 +119,42 @@ impl Cells {
     }
     pub fn thread_records(&self) -> usize {
         self.space.thread_records()
+    }
+    /// What `pvar.h`'s `PVAR_COUNTER_ADD` does with a call site's cache
+    /// `site` (one per thread, as the C `static __thread` is): the cached
+    /// cell while the record's owner word holds the cached incarnation;
+    /// else `pvar_site_fill`'s steps (the thread's owned cell, noted and
+    /// cached under the fill guard) and the cell's update; else the
+    /// function path (the orphan record once the thread is exiting).
+    pub fn c_site_add(&self, site: &CSite, slot: CellSlot, n: u64) {
+        let (cell, owner) = (site.cell.get(), site.owner.get());
+        if !cell.is_null() {
+            // SAFETY: a filled cache points at a cell and an owner word of
+            // a record of `self.space`, which `self` keeps alive; records
+            // and chunks are never freed before their space.
+            let (cell, owner) = unsafe { (&*cell, &*owner) };
+            if owner.load(crate::sync::Ordering::Relaxed) == site.incarnation.get() {
+                let v = cell.load(crate::sync::Ordering::Relaxed);
+                cell.store(v.wrapping_add(n), crate::sync::Ordering::Relaxed);
+                return;
+            }
+        }
+        let range = self.range(slot);
+        match range.owned_cell(slot.i) {
+            Some(o) => {
+                if site_cache::note_c_owner(o.owner) && site_cache::begin_c_fill() {
+                    site.cell.set(core::ptr::null());
+                    site.owner.set(o.owner);
+                    site.incarnation.set(o.incarnation);
+                    site.cell.set(o.cell);
+                    site_cache::end_c_fill();
+                }
+                let v = o.cell.load(crate::sync::Ordering::Relaxed);
+                o.cell
+                    .store(v.wrapping_add(n), crate::sync::Ordering::Relaxed);
+            }
+            None => range.update(slot.i, |v| v.wrapping_add(n)),
+        }
     }
     pub fn prepare_thread(&self) {
         self.space.prepare_thread()

@@ -23,7 +23,7 @@
 
 use loom::sync::Arc;
 use pvar::__private::SiteCache;
-use pvar::loom_api::{self, signal};
+use pvar::loom_api::{self, CSite, Cells, signal};
 use pvar::{Counter, Pvars, Registry, Site, SiteDecl, SiteRef};
 
 use crate::{model, registry, spawn};
@@ -134,4 +134,42 @@ fn signal_during_the_first_update_keeps_the_list_whole() {
             assert_eq!(site_b().get(), 102 + handler);
         });
     }
+}
+
+loom::thread_local! {
+    static C_SITE: CSite = CSite::new();
+}
+
+/// A C use site (`pvar.h`): thread 1 updates through its cache, exits, and
+/// updates again through the same cache (a pthread key destructor runs
+/// after the engine's exit guard); thread 2 may take thread 1's id and
+/// record over meanwhile, and updates the same cell. The C cache is in no
+/// list (its library may be unloaded), so what stops thread 1 from writing
+/// the record thread 2 now owns is the owner word, zeroed by the exit
+/// guard before the id goes back: the update after exit finds it changed
+/// and goes to the orphan record. Nothing is lost.
+#[test]
+fn c_site_is_refused_after_exit() {
+    model(|| {
+        let cells = Arc::new(Cells::new());
+        let slot = cells.alloc();
+        let t1 = {
+            let cells = cells.clone();
+            spawn(move || {
+                C_SITE.with(|s| {
+                    cells.c_site_add(s, slot, 1);
+                    cells.c_site_add(s, slot, 1);
+                    loom_api::thread_exit();
+                    cells.c_site_add(s, slot, 10);
+                })
+            })
+        };
+        let t2 = {
+            let cells = cells.clone();
+            spawn(move || C_SITE.with(|s| cells.c_site_add(s, slot, 100)))
+        };
+        t1.join().unwrap();
+        t2.join().unwrap();
+        assert_eq!(cells.sum(slot), 112);
+    });
 }

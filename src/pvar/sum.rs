@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use super::var_id::{ClassHandle, ENABLED, FromStorage, VarId};
-use crate::hot::cells::CellRange;
+use crate::hot::cells::{CellRange, OwnedCell};
 use crate::hot::clock::Clock;
 use crate::hot::storage::{Backing, Storage};
 use crate::sync::{Arc, AtomicU64, Ordering};
@@ -80,6 +80,11 @@ impl Sharded {
         self.check(i);
         self.cells.local_cell(i)
     }
+
+    fn owned_cell(&self, i: usize) -> Option<OwnedCell<'_>> {
+        self.check(i);
+        self.cells.owned_cell(i)
+    }
 }
 
 /// A handle whose updates are applied to per-thread cells: what a use site
@@ -134,6 +139,14 @@ macro_rules! common_methods {
         #[allow(dead_code)]
         pub(crate) fn local_cell_at(&self, i: usize) -> &AtomicU64 {
             self.core.local_cell(i)
+        }
+
+        /// The calling thread's cell of element `i` with its owner word,
+        /// for the C interface's use sites (`pvar_site_fill`); `None` once
+        /// the thread is exiting.
+        #[allow(dead_code)]
+        pub(crate) fn owned_cell_at(&self, i: usize) -> Option<OwnedCell<'_>> {
+            self.core.owned_cell(i)
         }
     };
 }

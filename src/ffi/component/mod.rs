@@ -16,12 +16,14 @@
 //!
 //! Modules: `desc` (the C descriptions), `register` (registration of
 //! performance variables, bound instances, callback variables, categories),
-//! `update` (the update and component-side read functions), `cvar`
+//! `update` (the update and component-side read functions), `site` (the
+//! slow path of the header's use-site macros), `cvar`
 //! (control variables).
 
 mod cvar;
 mod desc;
 mod register;
+mod site;
 mod update;
 
 use core::ffi::{c_char, c_int, c_void};

@@ -326,6 +326,21 @@ impl CellSpace {
             .expect("the update above created this thread's cell")
     }
 
+    /// The calling thread's cell at `slot` with what proves it is still
+    /// the thread's (see [`OwnedCell`]), creating the record and chunk if
+    /// needed. `None` once the thread is exiting.
+    fn owned_cell(&self, slot: CellAddr) -> Option<OwnedCell<'_>> {
+        let rec = self.local_record()?;
+        if rec.ensure_chunk(slot.chunk()) {
+            record_cache::set(self.id, rec);
+        }
+        Some(OwnedCell {
+            cell: rec.cell(slot.chunk(), slot.offset())?,
+            owner: rec.owner_word(),
+            incarnation: thread_id::incarnation(),
+        })
+    }
+
     /// The calling thread's existing cell at `slot`, if its record and chunk
     /// exist. Async-signal-safe.
     fn local_cell_existing(&self, slot: CellAddr) -> Option<&AtomicU64> {
@@ -522,6 +537,18 @@ impl CellSpace {
     }
 }
 
+/// A thread's cell, as a C use site caches it: the cell, the owner word
+/// of the record it is in, and the calling thread's incarnation. While the
+/// owner word holds that incarnation, the cell is the thread's alone: the
+/// word changes only when the thread exits (its exit guard zeroes the word
+/// of the record its C sites used, see `site_cache::note_c_owner`) or
+/// another thread takes the record over.
+pub(crate) struct OwnedCell<'a> {
+    pub(crate) cell: &'a AtomicU64,
+    pub(crate) owner: &'a AtomicU64,
+    pub(crate) incarnation: u64,
+}
+
 /// A variable's cells: `len` consecutive cells of a [`CellSpace`], the
 /// same in every thread's record. The only face of this module to the
 /// floors above: it holds the space (so the space outlives every use) and
@@ -609,6 +636,13 @@ impl CellRange {
     #[inline]
     pub(crate) fn load_local(&self, i: usize) -> u64 {
         self.space.load_local(self.addr(i))
+    }
+
+    /// The calling thread's cell `i` and its owner word (see
+    /// [`OwnedCell`]), allocating the cell on first use; `None` once the
+    /// thread is exiting.
+    pub(crate) fn owned_cell(&self, i: usize) -> Option<OwnedCell<'_>> {
+        self.space.owned_cell(self.addr(i))
     }
 
     /// The calling thread's cell `i`, allocating it on first use.

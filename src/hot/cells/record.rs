@@ -88,6 +88,12 @@ impl ThreadRecord {
         self.owner.load(Ordering::Acquire)
     }
 
+    /// The owner word itself: what a C use site compares with the
+    /// incarnation it cached (see `site_cache`).
+    pub(crate) fn owner_word(&self) -> &AtomicU64 {
+        &self.owner
+    }
+
     /// Records that the thread of incarnation `n` owns the record now.
     pub(crate) fn set_owner(&self, n: u64) {
         self.owner.store(n, Ordering::Release);

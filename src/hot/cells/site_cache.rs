@@ -27,8 +27,23 @@
 //! the list is never torn. Reading a cache is one load.
 //!
 //! **Unloading.** The list runs through every library's thread-locals
-//! that used a site on this thread: a dynamic library holding use sites
-//! must not be unloaded while a thread that used them is still running.
+//! that used a site on this thread: a dynamic library holding Rust use
+//! sites must not be unloaded while a thread that used them is still
+//! running.
+//!
+//! **C use sites** (`pvar.h`'s `PVAR_COUNTER_INC`, …) live in C
+//! components, often shared libraries that may be unloaded with
+//! `dlclose`, so they are not linked into any list. A C site caches its
+//! cell together with the address of the owner word of the record the cell
+//! is in and the thread's incarnation, and uses the cell only while the
+//! word still holds that incarnation. The exit guard zeroes the word
+//! ([`release_c_owner`]) before the thread's id (and record) go to another
+//! thread, so a C site's update after that (from a later thread-local
+//! destructor) fails the check and takes the function path to the orphan
+//! record. All C sites update the process-wide registry, so a thread has
+//! at most one such word ([`note_c_owner`]). A C fill is guarded like a
+//! Rust one ([`begin_c_fill`]): a handler interrupting it does not write
+//! the cache.
 
 use std::cell::Cell;
 
@@ -74,8 +89,12 @@ fn end() -> *const SiteCache {
 crate::sync::engine_thread_local! {
     /// The first cache of this thread's list (null: empty).
     static HEAD: Cell<*const SiteCache> = Cell::new(core::ptr::null());
-    /// Set while [`fill`] links a cache in (see the module documentation).
+    /// Set while [`fill`] links a cache in, or a C site's cache is
+    /// written (see the module documentation).
     static LINKING: Cell<bool> = Cell::new(false);
+    /// The owner word of the record this thread's C sites cached cells of
+    /// (null: none yet).
+    static C_OWNER: Cell<*const AtomicU64> = Cell::new(core::ptr::null());
 }
 
 /// Caches `cell` (this thread's first cell of the site's variable, in a
@@ -120,6 +139,54 @@ pub(crate) fn clear_all() {
             let site = unsafe { &*p };
             site.cell.set(core::ptr::null());
             p = site.next.get();
+        }
+    });
+}
+
+/// Notes that this thread's C sites cache cells of the record whose owner
+/// word is `owner` (the exit guard zeroes it). Returns `false` if they
+/// already cache cells of another record (a C site then goes uncached).
+/// Async-signal-safe.
+pub(crate) fn note_c_owner(owner: &AtomicU64) -> bool {
+    let known = C_OWNER.with(|o| o.get());
+    if known.is_null() {
+        C_OWNER.with(|o| o.set(owner));
+        true
+    } else {
+        core::ptr::eq(known, owner)
+    }
+}
+
+/// Starts writing a C site's cache: `false` (write nothing) once the
+/// thread has run its exit guard, or when this interrupts another fill on
+/// the thread. Pair a `true` with [`end_c_fill`]. Async-signal-safe.
+pub(crate) fn begin_c_fill() -> bool {
+    if thread_id::current_raw() == thread_id::EXITED || LINKING.with(|l| l.get()) {
+        return false;
+    }
+    LINKING.with(|l| l.set(true));
+    compiler_fence(Ordering::SeqCst);
+    true
+}
+
+/// Ends a C site's cache write started by [`begin_c_fill`].
+pub(crate) fn end_c_fill() {
+    compiler_fence(Ordering::SeqCst);
+    LINKING.with(|l| l.set(false));
+}
+
+/// Zeroes the owner word noted by [`note_c_owner`] (the exit guard, before
+/// the thread's id goes back): every C site cache of the thread fails its
+/// check from now on.
+pub(crate) fn release_c_owner() {
+    let _ = C_OWNER.try_with(|o| {
+        let word = o.get();
+        if !word.is_null() {
+            // SAFETY: the word is the owner word of a record of the
+            // process-wide registry (the only registry C sites update),
+            // which is never freed; this thread owns the record until its
+            // id goes back, after this store.
+            unsafe { &*word }.store(0, Ordering::Release);
         }
     });
 }

@@ -90,6 +90,7 @@ impl Drop for ExitGuard {
         let _ = THREAD_ID.try_with(|c| c.set(EXITED));
         compiler_fence(Ordering::SeqCst);
         site_cache::clear_all();
+        site_cache::release_c_owner();
         record_cache::clear();
         compiler_fence(Ordering::SeqCst);
         ALLOCATOR.lock().free.push(Reverse(self.0));
