@@ -403,12 +403,24 @@ fn build_component() -> Result<Component, String> {
     // libpvar.so); the library is never closed.
     let c = unsafe {
         Component {
-            init: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_init")?),
-            sent: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_sent")?),
-            inc_loop: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_inc")?),
-            plain_loop: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_plain_loop")?),
-            plain_total: std::mem::transmute::<*mut c_void, _>(sym(c"site_component_plain_total")?),
-            get_at: std::mem::transmute::<*mut c_void, _>(sym(c"pvar_get_at")?),
+            init: std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> c_int>(sym(
+                c"site_component_init",
+            )?),
+            sent: std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> PvarVar>(sym(
+                c"site_component_sent",
+            )?),
+            inc_loop: std::mem::transmute::<*mut c_void, unsafe extern "C" fn(u64)>(sym(
+                c"site_component_inc",
+            )?),
+            plain_loop: std::mem::transmute::<*mut c_void, unsafe extern "C" fn(u64)>(sym(
+                c"site_component_plain_loop",
+            )?),
+            plain_total: std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> u64>(sym(
+                c"site_component_plain_total",
+            )?),
+            get_at: std::mem::transmute::<*mut c_void, unsafe extern "C" fn(PvarVar, usize) -> u64>(
+                sym(c"pvar_get_at")?,
+            ),
         }
     };
     // SAFETY: registers the component's variables (no arguments).
