@@ -6,7 +6,8 @@
 //! | case | what |
 //! |---|---|
 //! | `thread_local` | a plain `thread_local!` `Cell<u64>` `+= 1` (the physical limit; the ratios' baseline) |
-//! | `thread_local_f64` | the same with a `Cell<f64>` `+= 1.5` (the baseline of `aggregate_f64`) |
+//! | `thread_local_f64` | the same with a `Cell<f64>` `+= 1.5` (the baseline of `aggregate_f64` and `aggregate_macro_f64`) |
+//! | `thread_local_crate` | the `thread_local` crate: `ThreadLocal<Cell<u64>>::get_or_default()` then `+= 1` (one `ThreadLocal` shared by the threads) |
 //! | `atomic_owned` | `AtomicU64::fetch_add` on an atomic private to the thread (own cache lines) |
 //! | `atomic_shared` | `AtomicU64::fetch_add` on one atomic shared by all threads |
 //! | `prometheus` | `prometheus::IntCounter::inc` on one counter shared by all threads |
@@ -19,38 +20,51 @@
 //! | `level_inc_dec` | `Level<u64>`: `inc` and `dec` alternately (one update per iteration) |
 //! | `watermark_0h` / `_1h` / `_16h` | `HighWatermark<u64>::update(i & 63)` with 0, 1 and 16 started tool handles |
 //! | `counter_1000h` | `Counter::inc` with 1,000 started handles in 10 sessions (990 on other counters, 10 on the measured one) |
+//! | `counter_macro` | `pvar::counter!("…").inc()`: a use site (global registry; cached cell) |
+//! | `aggregate_macro_u64` | `pvar::aggregate!("…").add(3)` |
+//! | `aggregate_macro_f64` | `pvar::aggregate!("…": f64).add(1.5)` |
+//! | `level_macro` | `pvar::level!("…")`: `inc` and `dec` alternately |
+//! | `watermark_macro_0h` | `pvar::high_watermark!("…").update(i & 63)`, no tool handle |
 //!
 //! Group `timer` — one interval per iteration: `quanta_pair` (two
 //! `quanta::Clock::raw()`), `instant_pair` (`Instant::now()` + `elapsed()`),
 //! `timer_start_stop` ([`pvar::Timer::start`] + `stop`), `timer_scoped`
 //! (a [`pvar::TimerGuard`] made and dropped).
 //!
-//! Every iteration passes the updated object through `black_box` so each
-//! update really loads and stores (no hoisting, no merging) for every case
-//! alike. Threads are spawned once per sample, lined up on a barrier, and
-//! each times its own loop; the sample's time is the slowest thread's, so
-//! estimates are per update per thread. pvar cases check the exact total.
-//! Loops are timed with wall time, or with each thread's CPU time when
+//! Every iteration passes the updated object through `opaque` (an empty
+//! `asm!` block taking its address in a register; the use-site macro
+//! cases, whose addresses are constants, through `clobber`, the same block
+//! without an operand) so each update really loads and stores (no
+//! hoisting, no merging) for every case alike, with no stack store (see
+//! `src/bin/pvar/bench/loops.rs`). The use-site cases run the macro at one
+//! call site, inside the timed loop's body, and update once untimed first
+//! (registration, the thread's cache). Threads are spawned once per
+//! sample, lined up on a barrier, and each times its own loop; the
+//! sample's time is the slowest thread's, so estimates are per update per
+//! thread. pvar cases check the exact total (the use-site cases, whose
+//! variables live in the global registry for the whole run, the growth of
+//! their total over the sample), and so does `thread_local_crate`. Loops
+//! are timed with wall time, or with each thread's CPU time when
 //! `PVAR_BENCH_CLOCK=cpu` (what `scripts/bench.sh` uses by default).
 
 mod common;
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{
-    Padded, aggregate_add, counter_inc, instant_pair, level_inc_dec, quanta_pair, quick,
+    Padded, aggregate_add, counter_inc, instant_pair, level_inc_dec, opaque, quanta_pair, quick,
     run_threads, thread_counts, timed, timer_start_stop, watermark_update,
 };
 use criterion::{BenchmarkId, Criterion};
 
-const UPDATE_CASES: [&str; 17] = [
+const UPDATE_CASES: [&str; 23] = [
     "thread_local",
     "thread_local_f64",
+    "thread_local_crate",
     "atomic_owned",
     "atomic_shared",
     "prometheus",
@@ -65,6 +79,11 @@ const UPDATE_CASES: [&str; 17] = [
     "watermark_1h",
     "watermark_16h",
     "counter_1000h",
+    "counter_macro",
+    "aggregate_macro_u64",
+    "aggregate_macro_f64",
+    "level_macro",
+    "watermark_macro_0h",
     // Last: same as `counter`, to show drift over the run.
     "counter_again",
 ];
@@ -75,10 +94,6 @@ const TIMER_CASES: [&str; 4] = [
     "timer_start_stop",
     "timer_scoped",
 ];
-
-std::thread_local! {
-    static TL_F64: Cell<f64> = const { Cell::new(0.0) };
-}
 
 /// Lost increments of `racy_global`, per thread count: (lost, expected).
 static LOST: Mutex<BTreeMap<usize, (u64, u64)>> = Mutex::new(BTreeMap::new());
@@ -165,21 +180,29 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
     let expect = threads as u64 * iters;
     match case {
         "thread_local" => common::thread_local_case(threads, iters),
-        "thread_local_f64" => run_threads(threads, iters, |iters| {
-            TL_F64.with(|c| {
+        "thread_local_f64" => run_threads(threads, iters, common::thread_local_f64_add),
+        "thread_local_crate" => {
+            let tl = Arc::new(thread_local::ThreadLocal::<Cell<u64>>::new());
+            let shared = tl.clone();
+            let d = run_threads(threads, iters, move |iters| {
+                let tl = &*shared;
+                tl.get_or_default(); // first touch: the thread's slot
                 timed(iters, || {
-                    let c = black_box(c);
-                    c.set(c.get() + black_box(1.5));
+                    let c = opaque(tl).get_or_default();
+                    c.set(c.get() + 1);
                 })
-            })
-        }),
+            });
+            let tl = Arc::try_unwrap(tl).expect("the bench threads are joined");
+            assert_eq!(tl.into_iter().map(Cell::into_inner).sum::<u64>(), expect);
+            d
+        }
         "atomic_owned" => common::atomic_owned_case(threads, iters),
         "atomic_shared" => common::atomic_shared_case(threads, iters),
         "prometheus" => {
             let c = prometheus::IntCounter::new("bench_total", "bench").unwrap();
             let check = c.clone();
             let d = run_threads(threads, iters, move |iters| {
-                timed(iters, || black_box(&c).inc())
+                timed(iters, || opaque(&c).inc())
             });
             assert_eq!(check.get(), expect);
             d
@@ -189,7 +212,7 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
             let rec = AtomicRecorder(cell.clone());
             let c = metrics::with_local_recorder(&rec, || metrics::counter!("bench_total"));
             let d = run_threads(threads, iters, move |iters| {
-                timed(iters, || black_box(&c).increment(1))
+                timed(iters, || opaque(&c).increment(1))
             });
             assert_eq!(cell.load(Ordering::Relaxed), expect);
             d
@@ -200,7 +223,7 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
             let d = run_threads(threads, iters, move |iters| {
                 let a = &shared.0;
                 timed(iters, || {
-                    let a = black_box(a);
+                    let a = opaque(a);
                     a.store(a.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                 })
             });
@@ -256,6 +279,36 @@ fn measure_update(case: &str, threads: usize, iters: u64) -> Duration {
             drop(sessions); // the handles stayed started throughout
             d
         }
+        "counter_macro" => {
+            let before = common::counter_site().get();
+            let d = run_threads(threads, iters, common::counter_macro_inc);
+            let after = common::counter_site().get();
+            assert_eq!(after - before, expect + threads as u64, "exact total");
+            d
+        }
+        "aggregate_macro_u64" => {
+            let before = common::aggregate_u64_site().get();
+            let d = run_threads(threads, iters, common::aggregate_macro_u64_add);
+            let after = common::aggregate_u64_site().get();
+            assert_eq!(after - before, 3 * expect, "exact total");
+            d
+        }
+        "aggregate_macro_f64" => {
+            // Sums of 1.5 stay exact in an f64 below 2^52.
+            let before = common::aggregate_f64_site().get();
+            let d = run_threads(threads, iters, common::aggregate_macro_f64_add);
+            let after = common::aggregate_f64_site().get();
+            assert_eq!(after - before, 1.5 * expect as f64, "exact total");
+            d
+        }
+        "level_macro" => {
+            let before = common::level_site().get();
+            let d = run_threads(threads, iters, common::level_macro_inc_dec);
+            let after = common::level_site().get();
+            assert_eq!(after - before, threads as u64 * (iters & 1), "exact total");
+            d
+        }
+        "watermark_macro_0h" => run_threads(threads, iters, common::high_watermark_macro_update),
         _ => unreachable!("unknown case {case}"),
     }
 }
@@ -278,7 +331,7 @@ fn measure_timer(case: &str, threads: usize, iters: u64) -> Duration {
             let t = reg.timer("section").register().unwrap();
             run_threads(threads, iters, move |iters| {
                 drop(t.scoped());
-                timed(iters, || drop(black_box(&t).scoped()))
+                timed(iters, || drop(opaque(&t).scoped()))
             })
         }
         _ => unreachable!("unknown case {case}"),

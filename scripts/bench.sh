@@ -11,9 +11,10 @@
 #   cargo bench --bench c_component    updates through pvar.h (static, .so)
 #   cargo bench --bench memory         bytes per variable/thread/handle
 #   cargo bench --bench compile_out    with and without --features compile-out
+#   pvar bench --json --threads 2      the 20-second overview (its rows in the report)
 # then scripts/bench_report.py parses target/criterion/**/new/estimates.json
 # (medians) and the side outputs in target/pvar-bench/ (lost counts of the
-# racy global, memory figures).
+# racy global, memory figures, pvar-bench.json).
 #
 # The timed loops read the calling thread's CPU time by default
 # (PVAR_BENCH_CLOCK=cpu: CLOCK_THREAD_CPUTIME_ID), so time slices lost to
@@ -48,6 +49,11 @@ if [[ "${1:-}" != "--report" ]]; then
     stage "instrumentation enabled vs compiled out (benches/compile_out.rs)"
     cargo bench --bench compile_out 2>&1 | tee -a "$log"
     cargo bench --features compile-out --bench compile_out 2>&1 | tee -a "$log"
+    stage "pvar bench --json (src/bin/pvar/bench.rs)"
+    pb_clock=()
+    if [[ "$PVAR_BENCH_CLOCK" == cpu ]]; then pb_clock=(--cpu-time); fi
+    cargo run --release --quiet --bin pvar -- bench --json --threads 2 "${pb_clock[@]}" \
+        >"$PVAR_BENCH_OUT/pvar-bench.json" 2>>"$log"
     cat /proc/loadavg >>"$PVAR_BENCH_OUT/load" 2>/dev/null || true
 fi
 

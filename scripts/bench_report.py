@@ -3,8 +3,11 @@
 
 Reads every target/criterion/**/new/{benchmark,estimates}.json (the median
 of each benchmark, ns per iteration) and the side outputs of the benches
-(racy.json: counts lost by the racy global; memory.json: memory figures).
-Standard library only. Run by scripts/bench.sh.
+(racy.json: counts lost by the racy global; memory.json: memory figures;
+pvar-bench.json: `pvar bench --json`). Standard library only. Run by
+scripts/bench.sh. Every estimate may be missing (a filtered run, a bench
+not run): its cells then say "not measured", and a goal that depends on it
+is not judged.
 """
 
 import argparse
@@ -48,7 +51,7 @@ def load_json(path, default):
 
 def ns(v):
     if v is None:
-        return "n/a"
+        return "not measured"
     if v < 10:
         return f"{v:.2f} ns"
     if v < 1000:
@@ -65,7 +68,7 @@ def ratio(a, b):
 
 
 def rx(r):
-    return "n/a" if r is None else f"{r:.2f}×"
+    return "–" if r is None else f"{r:.2f}×"
 
 
 def table(head, rows):
@@ -93,8 +96,46 @@ def per_thread_table(cases, threads, get, base_a, base_b):
 
 def verdict(ok):
     if ok is None:
-        return "n/a"
+        return "not measured"
     return "**met**" if ok else "**missed**"
+
+
+def all_ok(oks):
+    """False if any check failed, True if all passed, None if some were not
+    measured (and none failed)."""
+    oks = list(oks)
+    if any(o is False for o in oks):
+        return False
+    if oks and all(o is True for o in oks):
+        return True
+    return None
+
+
+def at_most(r, limit):
+    return None if r is None else r <= limit
+
+
+def at_least(r, limit):
+    return None if r is None else r >= limit
+
+
+def vs(v, b, label):
+    """`v` and its ratio to `b`, or "not measured"."""
+    if v is None:
+        return ns(None)
+    return f"{ns(v)} = {rx(ratio(v, b))} {label}"
+
+
+def md_text(text):
+    """`text` for a Markdown cell: `<` and `>` escaped outside code spans."""
+    parts = text.split("`")
+    for k in range(0, len(parts), 2):
+        parts[k] = esc(parts[k])
+    return "`".join(parts)
+
+
+def esc(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 # ---------------------------------------------------------------- cases
@@ -102,11 +143,17 @@ def verdict(ok):
 UPDATE = [
     ("thread_local", "plain thread-local `+= 1`", "baseline"),
     ("thread_local_f64", "plain thread-local f64 `+= 1.5`", "baseline"),
+    ("thread_local_crate", "`thread_local` crate: `get_or_default()` + `+= 1`", "baseline"),
     ("atomic_owned", "`AtomicU64::fetch_add`, owned", "baseline"),
     ("atomic_shared", "`AtomicU64::fetch_add`, shared", "baseline"),
     ("prometheus", "prometheus `IntCounter::inc`", "baseline"),
     ("metrics", "metrics-rs `Counter::increment` (handle held)", "baseline"),
     ("racy_global", "MPICH-style racy global `+=`", "baseline"),
+    ("counter_macro", "`counter!(…).inc()` (use site)", "pvar"),
+    ("aggregate_macro_u64", "`aggregate!(…).add(3)` (use site)", "pvar"),
+    ("aggregate_macro_f64", "`aggregate!(…: f64).add(1.5)` (use site)", "pvar"),
+    ("level_macro", "`level!(…)` `inc`/`dec` (use site)", "pvar"),
+    ("watermark_macro_0h", "`high_watermark!(…).update` (use site), 0 handles", "pvar"),
     ("counter", "COUNTER `inc`", "pvar"),
     ("local_counter", "COUNTER `inc`, thread-bound handle", "pvar"),
     ("aggregate_u64", "`AGGREGATE<u64>` `add`", "pvar"),
@@ -128,34 +175,204 @@ TIMER = [
 
 C_COMPONENT = [
     ("thread_local", "plain thread-local `+= 1`", "baseline"),
+    ("c_thread_local", "plain C thread-local `+= 1`", "baseline"),
     ("counter", "Rust `Counter::inc`", "baseline"),
     ("local_counter", "Rust `LocalCounter::inc`", "baseline"),
     ("c_inc", "`pvar_inc`, statically linked", "pvar"),
     ("c_local", "`pvar_local_cell` + inline `pvar_local_add`", "pvar"),
     ("so_inc", "`pvar_inc` in `libpvar.so` (dlopen)", "pvar"),
     ("so_local", "`pvar_local_add` on a `libpvar.so` cell", "pvar"),
+    ("c_macro", "C use-site macro in a dlopen'ed component `.so`", "pvar"),
 ]
 
-CHART_ROWS = [
-    ("update", "thread_local", "thread-local += 1", "baseline"),
-    ("update", "thread_local_f64", "thread-local f64 +=", "baseline"),
-    ("update", "atomic_owned", "fetch_add, owned", "baseline"),
-    ("update", "atomic_shared", "fetch_add, shared", "baseline"),
-    ("update", "prometheus", "prometheus IntCounter", "baseline"),
-    ("update", "metrics", "metrics-rs Counter", "baseline"),
-    ("update", "racy_global", "racy global +=", "baseline"),
-    ("update", "counter", "COUNTER inc", "pvar"),
-    ("update", "local_counter", "COUNTER, bound handle", "pvar"),
-    ("update", "aggregate_u64", "AGGREGATE<u64> add", "pvar"),
-    ("update", "aggregate_f64", "AGGREGATE<f64> add", "pvar"),
-    ("update", "level_inc_dec", "LEVEL inc/dec", "pvar"),
-    ("update", "watermark_0h", "WATERMARK, 0 handles", "pvar"),
-    ("update", "watermark_1h", "WATERMARK, 1 handle", "pvar"),
-    ("update", "counter_1000h", "COUNTER, 1000 handles", "pvar"),
-    ("timer", "quanta_pair", "quanta tick pair", "baseline"),
-    ("timer", "instant_pair", "Instant pair", "baseline"),
-    ("timer", "timer_start_stop", "TIMER start+stop", "pvar"),
-]
+# Issue 15's limits.
+MACRO_GOAL = 1.15  # use-site update / thread-local `+=` of the same type
+VS_PROMETHEUS = {1: 3.0, 2: 30.0}  # prometheus, metrics-rs / `counter!`, by threads
+SHARED_COUNTER_GOAL = 2.0  # `Counter::inc` / thread-local
+WATERMARK_GOALS = {0: 1.5, 1: 4.0, 16: 10.0}  # by started handles, / thread-local
+FLAT = 1.25  # "flat from 1 to 2 threads": 2-thread figure ≤ FLAT × the 1-thread one
+C_MACRO_GOAL = 1.3  # C use site in a dlopen'ed .so / C thread-local
+GOAL_THREADS = (1, 2)
+
+
+
+def commit_md(commit):
+    head, _, rest = commit.partition(" ")
+    return f"`{head}`" + (f" {rest}" if rest else "")
+
+
+def issue15_rows(u, cc, g):
+    """The goal rows of issue 15 (use sites and the hot path): operation, goal,
+    measured, status."""
+    rows = []
+
+    def per_thread(check):
+        """`check(t)` -> (text, ok) for each goal thread count."""
+        parts, oks = [], []
+        for t in GOAL_THREADS:
+            text, ok = check(t)
+            parts.append(f"{t} thr: {text}")
+            oks.append(ok)
+        return "; ".join(parts), all_ok(oks)
+
+    for case, label, base, base_label in [
+        ("counter_macro", "`counter!(…).inc()`", "thread_local", "thread-local `+= 1`"),
+        ("aggregate_macro_u64", "`aggregate!(…).add(3)`", "thread_local", "thread-local `+= 1`"),
+        (
+            "aggregate_macro_f64",
+            "`aggregate!(…: f64).add(1.5)`",
+            "thread_local_f64",
+            "thread-local f64 `+= 1.5`",
+        ),
+        ("level_macro", "`level!(…)` `inc`/`dec`", "thread_local", "thread-local `+= 1`"),
+    ]:
+
+        def check(t, case=case, base=base, base_label=base_label):
+            v, b = u(case, t), u(base, t)
+            r = ratio(v, b)
+            text = vs(v, b, f"{base_label} ({ns(b)})")
+            if base != "thread_local" and v is not None:
+                text += f", {rx(ratio(v, u('thread_local', t)))} the u64 thread-local"
+            return text, at_most(r, MACRO_GOAL)
+
+        text, ok = per_thread(check)
+        goal = (
+            f"≤ {MACRO_GOAL}× a thread-local `+=` of the same type (f64: the float add's "
+            f"latency is the floor), 1 and 2 threads, exact totals"
+            if base != "thread_local"
+            else f"≤ {MACRO_GOAL}× thread-local `+= 1`, 1 and 2 threads, exact totals"
+        )
+        rows.append([f"use site {label}", goal + " (issue 15)", text + "; totals asserted", verdict(ok)])
+
+    def vs_alternatives(t):
+        v = u("counter_macro", t)
+        rp, rm = ratio(u("prometheus", t), v), ratio(u("metrics", t), v)
+        need = VS_PROMETHEUS[t]
+        text = (
+            f"`counter!` {ns(v)}; prometheus {ns(u('prometheus', t))} = {rx(rp)}, "
+            f"metrics-rs {ns(u('metrics', t))} = {rx(rm)} its time"
+        )
+        return text, all_ok([at_least(rp, need), at_least(rm, need)])
+
+    text, ok = per_thread(vs_alternatives)
+    sh1, sh2 = u("atomic_shared", 1), u("atomic_shared", 2)
+    if sh1 is not None and sh2 is not None:
+        text += f" (contention check: shared fetch_add {rx(ratio(sh2, sh1))} per thread at 2 vs 1 thread)"
+    rows.append(
+        [
+            "use site `counter!` vs prometheus `IntCounter::inc` and metrics-rs `Counter::increment`",
+            f"≥ {VS_PROMETHEUS[1]:g}× faster than both at 1 thread, ≥ {VS_PROMETHEUS[2]:g}× at "
+            f"2 threads (issue 15)",
+            text,
+            verdict(ok),
+        ]
+    )
+
+    def shared(t):
+        v, b = u("counter", t), u("thread_local", t)
+        r = ratio(v, b)
+        return vs(v, b, "thread-local"), at_most(r, SHARED_COUNTER_GOAL)
+
+    text, ok = per_thread(shared)
+    rows.append(
+        [
+            "`Counter::inc` through a shared handle",
+            f"≤ {SHARED_COUNTER_GOAL:g}× thread-local, 1 and 2 threads (issue 15)",
+            text,
+            verdict(ok),
+        ]
+    )
+
+    def wm0(t):
+        b = u("thread_local", t)
+        h, m = u("watermark_0h", t), u("watermark_macro_0h", t)
+        rh, rm = ratio(h, b), ratio(m, b)
+        text = f"handle {vs(h, b, 'thread-local')}, `high_watermark!` {vs(m, b, 'thread-local')}"
+        return text, all_ok([at_most(rh, WATERMARK_GOALS[0]), at_most(rm, WATERMARK_GOALS[0])])
+
+    text, ok = per_thread(wm0)
+    rows.append(
+        [
+            "HIGHWATERMARK `update`, no started handle",
+            f"≤ {WATERMARK_GOALS[0]}× thread-local, handle and use site, 1 and 2 threads (issue 15)",
+            text,
+            verdict(ok),
+        ]
+    )
+
+    def wm_n(n):
+        def check(t):
+            v = u(f"watermark_{n}h", t)
+            r = ratio(v, u("thread_local", t))
+            return vs(v, u("thread_local", t), "thread-local"), at_most(r, WATERMARK_GOALS[n])
+
+        return check
+
+    text, ok = per_thread(wm_n(1))
+    flat = ratio(u("watermark_1h", 2), u("watermark_1h", 1))
+    if flat is not None:
+        text += f"; 2 thr / 1 thr per thread: {rx(flat)}"
+    rows.append(
+        [
+            "HIGHWATERMARK `update`, 1 started handle",
+            f"≤ {WATERMARK_GOALS[1]:g}× thread-local, and flat from 1 to 2 threads "
+            f"(2-thread figure ≤ {FLAT}× the 1-thread one) (issue 15)",
+            text,
+            verdict(all_ok([ok, at_most(flat, FLAT)])),
+        ]
+    )
+    text, ok = per_thread(wm_n(16))
+    rows.append(
+        [
+            "HIGHWATERMARK `update`, 16 started handles",
+            f"≤ {WATERMARK_GOALS[16]:g}× thread-local, 1 and 2 threads (issue 15)",
+            text,
+            verdict(ok),
+        ]
+    )
+
+    # read of one handle: least squares fit a + b*n
+    pts = [(n, g(f"read_one/{n}")) for n in (1, 2, 8, 32)]
+    pts = [(n, v) for n, v in pts if v is not None]
+    if len(pts) >= 2:
+        mx = sum(n for n, _ in pts) / len(pts)
+        my = sum(v for _, v in pts) / len(pts)
+        b = sum((n - mx) * (v - my) for n, v in pts) / sum((n - mx) ** 2 for n, _ in pts)
+        a0 = my - b * mx
+        text = ", ".join(f"{n} thr: {ns(v)}" for n, v in pts) + f"; fit {a0:.1f} ns + {b:.2f} ns/thread"
+        ok = all(v <= 5 * n + 50 for n, v in pts)
+    else:
+        text = ", ".join(f"{n} thr: {ns(v)}" for n, v in pts) or ns(None)
+        # One point says nothing of the per-thread slope: judged only if it fails.
+        ok = False if any(v > 5 * n + 50 for n, v in pts) else None
+    rows.append(
+        [
+            "tool read of one handle (n registered threads)",
+            "≤ 5 ns per registered thread + 50 ns (PRODUCT.md, issue 15)",
+            text,
+            verdict(ok),
+        ]
+    )
+
+    def c_macro(t):
+        v, b = cc("c_macro", t), cc("c_thread_local", t)
+        r = ratio(v, b)
+        text = vs(v, b, f"C thread-local ({ns(b)})")
+        so = cc("so_inc", t)
+        if so is not None:
+            text += f"; `pvar_inc` through the `.so`: {ns(so)} = {rx(ratio(so, b))}"
+        return text, at_most(r, C_MACRO_GOAL)
+
+    text, ok = per_thread(c_macro)
+    rows.append(
+        [
+            "C use-site macro in a dlopen'ed component `.so`",
+            f"≤ {C_MACRO_GOAL}× a C thread-local `+= 1`, 1 and 2 threads (issue 15)",
+            text,
+            verdict(ok),
+        ]
+    )
+    return rows
 
 
 # ---------------------------------------------------------------- report
@@ -187,10 +404,12 @@ def main():
         return est.get(full_id)
 
     threads = sorted(
-        {int(k.split("/")[2]) for k in est if k.startswith("update/counter/")}
+        {int(k.split("/")[2]) for k in est if k.startswith("update/") and k.count("/") == 2}
     )
     if not threads:
-        raise SystemExit("no criterion results for group `update`: run scripts/bench.sh")
+        print("no criterion results for group `update` (run scripts/bench.sh): "
+              "every update figure will read \"not measured\"")
+        threads = list(GOAL_THREADS)
     tmax = threads[-1]
     t2 = 2 if 2 in threads else tmax
 
@@ -199,6 +418,9 @@ def main():
 
     def tm(case, t):
         return g(f"timer/{case}/{t}")
+
+    def cc(case, t):
+        return g(f"c_component/{case}/{t}")
 
     md = []
     # When the run started (bench.sh writes `clock` first), else now.
@@ -215,6 +437,13 @@ def main():
             commit = subprocess.run(
                 ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
             ).stdout.strip() or "?"
+            dirty = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            if commit != "?" and dirty:
+                commit += " + uncommitted changes"
         except OSError:
             commit = "?"
     cpu = "?"
@@ -233,7 +462,7 @@ def main():
 
     md.append("# Benchmarks: pvar next to the alternatives\n")
     md.append(
-        f"Measured {now} at commit `{commit}` on {os.cpu_count()} CPU(s) ({cpu}), "
+        f"Measured {now} at commit {commit_md(commit)} on {os.cpu_count()} CPU(s) ({cpu}), "
         f"{platform.system()} {platform.release()}, {rustc}. "
         f"Written by `scripts/bench.sh` from criterion's medians; every ratio compares "
         f"figures **from the same run** (this machine is shared and noisy: absolute "
@@ -243,7 +472,11 @@ def main():
         "Figures are **ns per operation per thread**: each sample spawns its threads, "
         "lines them up on a barrier, and each thread times its own loop (the sample's "
         "time is the slowest thread's), so a flat figure from 1 to n threads means no "
-        "contention. Every iteration passes the updated object through `black_box`. "
+        "contention. Every iteration passes the updated object through an empty `asm!` "
+        "block that takes its address in a register (`opaque` in "
+        "`src/bin/pvar/bench/loops.rs`; the use-site macro loops, whose addresses are "
+        "constants, through the same block without an operand), so each update loads "
+        "and stores its cell with no stack store added. "
         + (
             "Loops are timed with **each thread's CPU time** (`CLOCK_THREAD_CPUTIME_ID`, "
             "`PVAR_BENCH_CLOCK=cpu`, the default of `scripts/bench.sh`), which leaves out the "
@@ -255,13 +488,25 @@ def main():
             else "Loops are timed with wall time (`Instant`). "
         )
         + "Detail, with distributions: `target/criterion/report/index.html`. "
-        "A 20-second version for any machine: `pvar bench` (`--json` for machines).\n"
+        "A 20-second version for any machine: `pvar bench` (`--json` for machines; "
+        "its figures from this run are at the end).\n"
     )
     md.append("![summary chart](benchmarks.svg)\n")
+    md.append(
+        "The chart: each dot is a case's median divided by the plain thread-local `+= 1` "
+        "measured in the same run at the same thread count (C rows: the thread-local of "
+        "the `c_component` run; tool reads: one reading thread, against the 1-thread "
+        "thread-local), on a log2 axis; a red tick marks a case's goal.\n"
+    )
 
     # ---- goals
-    md.append("## Performance goals (PRODUCT.md)\n")
-    rows = []
+    md.append("## Performance goals (issue 15, PRODUCT.md)\n")
+    md.append(
+        "Every status is computed from this run's figures; a goal on 1 and 2 threads is "
+        "met only if both are measured and meet it.\n"
+    )
+    rows = issue15_rows(u, cc, g)
+    n_issue15 = len(rows)
     tl1 = u("thread_local", 1)
     for case, label in [
         ("counter", "COUNTER `inc`"),
@@ -270,7 +515,7 @@ def main():
     ]:
         v = u(case, 1)
         r = ratio(v, tl1)
-        ok = None if v is None else (v <= 1.0 and r <= 2.5)
+        ok = None if v is None or r is None else (v <= 1.0 and r <= 2.5)
         rows.append(
             [
                 f"{label}, 1 thread",
@@ -325,7 +570,7 @@ def main():
         [
             "COUNTER with 1,000 started handles in 10 sessions",
             "unchanged within 10%",
-            "; ".join(parts) + " of `Counter::inc` without handles",
+            ("; ".join(parts) + " of `Counter::inc` without handles") if parts else ns(None),
             verdict(None if worst is None else worst <= 1.10),
         ]
     )
@@ -342,7 +587,7 @@ def main():
             f"{t}t: {ns(tm('timer_start_stop', t))} = {rx(r)} quanta pair "
             f"({ns(tm('quanta_pair', t))}), {rx(ri)} Instant pair ({ns(tm('instant_pair', t))})"
         )
-    rows.append(["TIMER start+stop", "≤ 1.2× raw quanta pair", "; ".join(parts), verdict(ok)])
+    rows.append(["TIMER start+stop", "≤ 1.2× raw quanta pair", "; ".join(parts) or ns(None), verdict(ok)])
     v = u("watermark_0h", 1)
     rows.append(
         [
@@ -364,24 +609,6 @@ def main():
             "by design (timing can't prove it)",
         ]
     )
-    # read of one handle: least squares fit a + b*n
-    pts = [(n, g(f"read_one/{n}")) for n in (1, 2, 8, 32)]
-    pts = [(n, v) for n, v in pts if v is not None]
-    if len(pts) >= 2:
-        mx = sum(n for n, _ in pts) / len(pts)
-        my = sum(v for _, v in pts) / len(pts)
-        b = sum((n - mx) * (v - my) for n, v in pts) / sum((n - mx) ** 2 for n, _ in pts)
-        a0 = my - b * mx
-        ok = all(v <= 5 * n + 50 for n, v in pts)
-        rows.append(
-            [
-                "read of one handle",
-                "≤ 5 ns per registered thread + ≤ 50 ns",
-                ", ".join(f"{n} thr: {ns(v)}" for n, v in pts)
-                + f"; fit {a0:.1f} ns + {b:.2f} ns/thread",
-                verdict(ok),
-            ]
-        )
     mem = {m["what"]: m["value"] for m in memory}
     upd = mem.get("allocation calls in 100k updates of each class")
     tool = mem.get("allocation calls in 10k read/reset/stop/start rounds")
@@ -389,13 +616,19 @@ def main():
         [
             "allocations",
             "none on updates after first touch; none on read/reset/start/stop",
-            f"{upd if upd is None else int(upd)} allocation calls in 100k updates of every "
-            f"class; {tool if tool is None else int(tool)} in 10k read/reset/stop/start "
-            f"rounds (counting allocator, benches/memory.rs)",
+            (
+                f"{int(upd)} allocation calls in 100k updates of every "
+                f"class; {int(tool)} in 10k read/reset/stop/start "
+                f"rounds (counting allocator, benches/memory.rs)"
+            )
+            if upd is not None and tool is not None
+            else ns(None),
             verdict(None if upd is None or tool is None else upd == 0 and tool == 0),
         ]
     )
-    md.append(table(["operation", "goal", "measured (ratios from the same run)", "status"], rows))
+    for r in rows[n_issue15:]:
+        r[1] += " (PRODUCT.md)"
+    md.append(table(["operation", "goal (source)", "measured (ratios from the same run)", "status"], rows))
     md.append("")
 
     md.append(
@@ -408,10 +641,9 @@ def main():
         "thread-local cost. The 1.0 ns line is absolute; the PRODUCT.md anchor machine's "
         "thread-local add (0.47 ns) is a little faster than this run's.\n"
         "- **`AGGREGATE<u64>`, LEVEL**: the COUNTER path; the value representation is a "
-        "constant of the handle's type (no branch). What the loops add: `add` takes its "
-        "amount through `black_box` (a stack store and load per iteration, where real code "
-        "has it in a register), and the LEVEL loop alternates `inc` and `dec` on `i & 1`; "
-        "about 0.1–0.3 ns more here.\n"
+        "constant of the handle's type (no branch). The loops pass the amount through an "
+        "empty `asm!` (in a register, as real code has it), and the LEVEL loop alternates "
+        "`inc` and `dec` on `i & 1`.\n"
         "- **`AGGREGATE<f64>`**: a float add's latency chained through the cell — the same as a "
         "plain thread-local `f64 +=` (its ratio is in the row); no f64 accumulator does it "
         "in 1 ns on this CPU.\n"
@@ -468,17 +700,14 @@ def main():
         {int(k.split("/")[2]) for k in est if k.startswith("c_component/thread_local/")}
     )
     if c_threads:
-
-        def cc(case, t):
-            return g(f"c_component/{case}/{t}")
-
         md.append("## C component API (group `c_component`, benches/c_component.rs)\n")
         md.append(
             "What a C component pays per update through `include/pvar.h`, next to the Rust "
             "API in the same run: median ns per update per thread; ratios to the plain "
             "thread-local `+= 1` (×TL) and to Rust `Counter::inc` (×Counter) with the same "
-            "thread count. The `libpvar.so` rows show n/a when the shared library was not "
-            "built (`cargo build --release --lib`).\n"
+            "thread count. The `libpvar.so` rows read \"not measured\" when the shared library "
+            "was not built (`cargo build --release --lib`); the C thread-local and the C "
+            "use-site macro rows, when the bench does not have those cases.\n"
         )
         md.append(per_thread_table(C_COMPONENT, c_threads, cc, ("thread_local", "×TL"), ("counter", "×Counter")))
         md.append("")
@@ -595,6 +824,36 @@ def main():
         "per variable per thread, and at least one 512-byte chunk per thread per "
         "registry.\n"
     )
+    # ---- pvar bench
+    md.append("## `pvar bench` (the 20-second overview, same machine)\n")
+    pb = load_json(os.path.join(a.side, "pvar-bench.json"), None)
+    if pb and pb.get("rows"):
+        pth = pb.get("threads", [])
+        md.append(
+            f"`pvar bench --json`, run by `scripts/bench.sh` after the criterion "
+            f"benches: {pb.get('unit', 'ns')}, median of {pb.get('runs', '?')} runs, "
+            f"{pb.get('clock', '?')} clock; ×TL is the ratio to its own thread-local `+= 1` "
+            f"row with the same thread count.\n"
+        )
+        head = ["group", "operation"]
+        for t in pth:
+            head += [f"{t} thr", "×TL"]
+        prow = []
+        for r in pb["rows"]:
+            cells = [md_text(r.get("group", "")), md_text(r.get("label", r.get("key", "?")))]
+            for k in range(len(pth)):
+                v = (r.get("ns") or [None] * len(pth))[k]
+                vt = (r.get("vs_thread_local") or [None] * len(pth))[k]
+                cells += [ns(v), "–" if r.get("group") == "read" else rx(vt)]
+            prow.append(cells)
+        md.append(table(head, prow))
+        md.append("")
+    else:
+        md.append(
+            "not measured (`scripts/bench.sh` writes `pvar bench --json` to "
+            "`target/pvar-bench/pvar-bench.json`).\n"
+        )
+
     md.append("## Reproduce\n")
     md.append(
         "```sh\nscripts/bench.sh            # whole suite (a few minutes) + this file + the chart\n"
@@ -607,89 +866,263 @@ def main():
     with open(a.md, "w") as f:
         f.write("\n".join(md))
 
-    write_svg(a.svg, threads, u, tm, g, clock)
+    write_svg(a.svg, u, tm, cc, g, clock, f"{now}, commit {commit}")
     print(f"wrote {a.md} and {a.svg}")
 
 
 # ---------------------------------------------------------------- chart
 
 
-def write_svg(path, threads, u, tm, g, clock):
-    cols = [1, threads[-1]] if threads[-1] != 1 else [1]
-    label_w, panel_w, gap, top, row_h = 190, 360, 60, 70, 20
-    lo, hi = 0.1, 1000.0
-    n = len(CHART_ROWS)
-    width = label_w + len(cols) * (panel_w + gap) + 10
-    height = top + n * row_h + 60
+def chart_rows(u, tm, cc, g):
+    """The chart's rows: (section, label, kind, points, goals). `points` maps
+    a marker ("1": 1 thread, "2": 2 threads) to (ns, baseline ns); `goals`
+    maps a marker to the goal as a ratio on the chart's axis."""
 
-    def x_of(v):
-        v = min(max(v, lo), hi)
-        return (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * panel_w
+    def upd(case):
+        return {str(t): (u(case, t), u("thread_local", t)) for t in GOAL_THREADS}
 
-    colors = {"baseline": "#9aa0a6", "pvar": "#1a73e8"}
+    def tmr(case):
+        return {str(t): (tm(case, t), u("thread_local", t)) for t in GOAL_THREADS}
+
+    def cmp(case):
+        return {str(t): (cc(case, t), cc("thread_local", t)) for t in GOAL_THREADS}
+
+    def flat(limit):
+        return {str(t): limit for t in GOAL_THREADS}
+
+    def scaled(limit, num, den):
+        """`limit` × num(t) / den(t): a goal against another baseline, on
+        this axis."""
+        out = {}
+        for t in GOAL_THREADS:
+            r = ratio(num(t), den(t))
+            if r is not None:
+                out[str(t)] = limit * r
+        return out
+
+    tl = lambda t: u("thread_local", t)  # noqa: E731
+    rows = [
+        ("Rust updates: the alternatives", "thread-local += 1", "baseline", upd("thread_local"), {}),
+        ("", "thread_local crate, get_or_default + 1", "baseline", upd("thread_local_crate"), {}),
+        ("", "thread-local f64 += 1.5", "baseline", upd("thread_local_f64"), {}),
+        ("", "AtomicU64::fetch_add, owned", "baseline", upd("atomic_owned"), {}),
+        ("", "AtomicU64::fetch_add, shared", "baseline", upd("atomic_shared"), {}),
+        ("", "prometheus IntCounter::inc", "baseline", upd("prometheus"), {}),
+        ("", "metrics-rs Counter::increment", "baseline", upd("metrics"), {}),
+        ("", "racy global += (loses counts)", "baseline", upd("racy_global"), {}),
+        ("pvar use sites (macros)", "counter!(…).inc()", "pvar", upd("counter_macro"), flat(MACRO_GOAL)),
+        ("", "aggregate!(…).add(3)", "pvar", upd("aggregate_macro_u64"), flat(MACRO_GOAL)),
+        (
+            "",
+            "aggregate!(…: f64).add(1.5)",
+            "pvar",
+            upd("aggregate_macro_f64"),
+            scaled(MACRO_GOAL, lambda t: u("thread_local_f64", t), tl),
+        ),
+        ("", "level!(…) inc/dec", "pvar", upd("level_macro"), flat(MACRO_GOAL)),
+        (
+            "",
+            "high_watermark!(…).update, 0 handles",
+            "pvar",
+            upd("watermark_macro_0h"),
+            flat(WATERMARK_GOALS[0]),
+        ),
+        ("pvar handles", "Counter::inc", "pvar", upd("counter"), flat(SHARED_COUNTER_GOAL)),
+        ("", "LocalCounter::inc (thread-bound)", "pvar", upd("local_counter"), {}),
+        ("", "Aggregate<u64>::add", "pvar", upd("aggregate_u64"), {}),
+        ("", "Aggregate<f64>::add", "pvar", upd("aggregate_f64"), {}),
+        ("", "Level inc/dec", "pvar", upd("level_inc_dec"), {}),
+        ("", "HighWatermark::update, 0 handles", "pvar", upd("watermark_0h"), flat(WATERMARK_GOALS[0])),
+        ("", "HighWatermark::update, 1 started", "pvar", upd("watermark_1h"), flat(WATERMARK_GOALS[1])),
+        ("", "HighWatermark::update, 16 started", "pvar", upd("watermark_16h"), flat(WATERMARK_GOALS[16])),
+        ("", "Counter::inc, 1,000 started handles", "pvar", upd("counter_1000h"), {}),
+        ("C component (vs the c_component run's thread-local)", "C thread-local += 1", "baseline", cmp("c_thread_local"), {}),
+        (
+            "",
+            "C use-site macro, dlopen'ed .so",
+            "pvar",
+            cmp("c_macro"),
+            scaled(C_MACRO_GOAL, lambda t: cc("c_thread_local", t), lambda t: cc("thread_local", t)),
+        ),
+        ("", "pvar_local_add on a libpvar.so cell", "pvar", cmp("so_local"), {}),
+        ("", "pvar_inc, statically linked", "pvar", cmp("c_inc"), {}),
+        ("", "pvar_inc in libpvar.so (dlopen)", "pvar", cmp("so_inc"), {}),
+        ("Timers and tool reads", "quanta raw tick pair", "baseline", tmr("quanta_pair"), {}),
+        ("", "std Instant pair", "baseline", tmr("instant_pair"), {}),
+        ("", "TIMER start + stop", "pvar", tmr("timer_start_stop"), {}),
+    ]
+    for n in (2, 32):
+        v, b = g(f"read_one/{n}"), tl(1)
+        goal = ratio(5 * n + 50, b)
+        rows.append(
+            (
+                "",
+                f"tool read, {n} registered threads",
+                "pvar",
+                {"1": (v, b)},
+                {} if goal is None else {"1": goal},
+            )
+        )
+    return rows
+
+
+def write_svg(path, u, tm, cc, g, clock, stamp):
+    """A dot plot: each case's cost as a ratio to the plain thread-local
+    `+= 1` of the same run and thread count, on a log2 axis."""
+    rows = chart_rows(u, tm, cc, g)
+    ratios = []
+    for _sec, _label, _kind, pts, goals in rows:
+        ratios += [r for r in (ratio(v, b) for v, b in pts.values()) if r is not None and r > 0]
+        ratios += [r for r in goals.values() if r > 0]
+    k_lo = min([-1] + [math.floor(math.log2(r)) for r in ratios])
+    k_hi = max([3] + [math.ceil(math.log2(r)) for r in ratios])
+    k_lo, k_hi = max(k_lo, -4), min(k_hi, 14)
+    lo, hi = 2.0**k_lo, 2.0**k_hi
+
+    label_w, plot_w, value_w = 300, 620, 250
+    row_h, sec_h, top = 19, 24, 112
+    n_sec = sum(1 for r in rows if r[0])
+    width = label_w + plot_w + value_w + 20
+    plot_top = top
+    height = plot_top + len(rows) * row_h + n_sec * sec_h + 70
+
+    def x_of(r):
+        r = min(max(r, lo), hi)
+        return label_w + (math.log2(r) - k_lo) / (k_hi - k_lo) * plot_w
+
+    colors = {"baseline": "#5f6368", "pvar": "#1a73e8"}
+    red = "#d93025"
+    base1, base2 = u("thread_local", 1), u("thread_local", 2)
     s = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'font-family="Helvetica, Arial, sans-serif" font-size="12">',
+        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="10" y="22" font-size="16" font-weight="bold">pvar update and timer costs '
-        f'vs the alternatives (ns per operation per thread, log scale, lower is better)</text>',
-        f'<text x="10" y="42" fill="#555">grey: baselines; blue: pvar; red dashes: the '
-        f'thread-local += 1. Medians from one '
-        f'criterion run on {os.cpu_count()} CPUs, '
-        f'{"thread CPU time" if clock == "cpu" else "wall time"}; '
-        f'see docs/benchmarks.md for ratios.</text>',
+        f'<text x="10" y="22" font-size="16" font-weight="bold">pvar updates, timers and reads: '
+        f"cost as a multiple of a plain thread-local += 1 (log2 axis, lower is better)</text>",
+        f'<text x="10" y="42" fill="#333">Each dot: a case\'s median divided by the thread-local '
+        f"+= 1 measured in the same run with the same thread count ({esc(ns(base1))} at 1 thread, "
+        f"{esc(ns(base2))} at 2 threads).</text>",
+        f'<text x="10" y="59" fill="#333">Grey: alternatives; blue: pvar. Red tick: the '
+        f"case's goal (met when its dot is left of the tick). Tool reads: one reading thread.</text>",
+        f'<text x="10" y="76" fill="#777">{esc(stamp)}; {os.cpu_count()} CPUs; '
+        f'{"thread CPU time" if clock == "cpu" else "wall time"}; criterion medians '
+        f"(scripts/bench.sh; tables in docs/benchmarks.md).</text>",
     ]
-    for ci, t in enumerate(cols):
-        x0 = label_w + ci * (panel_w + gap)
+    # legend
+    lx = label_w + plot_w + 20
+    s.append(f'<circle cx="{lx}" cy="{top - 22}" r="4.5" fill="#444"/>')
+    s.append(f'<text x="{lx + 9}" y="{top - 18}">1 thread</text>')
+    s.append(
+        f'<path d="M {lx + 75} {top - 27.5} l 5.5 5.5 l -5.5 5.5 l -5.5 -5.5 z" '
+        f'fill="white" stroke="#444" stroke-width="1.6"/>'
+    )
+    s.append(f'<text x="{lx + 85}" y="{top - 18}">2 threads</text>')
+    s.append(
+        f'<line x1="{lx + 160}" y1="{top - 29}" x2="{lx + 160}" y2="{top - 15}" '
+        f'stroke="{red}" stroke-width="2"/>'
+    )
+    s.append(f'<text x="{lx + 166}" y="{top - 18}">goal</text>')
+
+    # layout of rows
+    ys = []
+    y = plot_top
+    for sec, *_ in rows:
+        if sec:
+            y += sec_h
+        ys.append(y)
+        y += row_h
+    bottom = y
+
+    # grid
+    for k in range(k_lo, k_hi + 1):
+        x = x_of(2.0**k)
+        major = k == 0
         s.append(
-            f'<text x="{x0 + panel_w / 2}" y="{top - 10}" text-anchor="middle" '
-            f'font-weight="bold">{t} thread{"s" if t > 1 else ""}</text>'
+            f'<line x1="{x:.1f}" y1="{plot_top}" x2="{x:.1f}" y2="{bottom}" '
+            f'stroke="{"#888" if major else "#e3e3e3"}" stroke-width="{1.4 if major else 1}"/>'
         )
-        for k in range(int(math.log10(lo)), int(math.log10(hi)) + 1):
-            v = 10.0**k
-            x = x0 + x_of(v)
+        lab = f"{2.0**k:g}×" if k >= 0 else f"1/{2 ** -k}×"
+        for yy in (plot_top - 6, bottom + 15):
             s.append(
-                f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + n * row_h}" '
-                f'stroke="#ddd"/>'
-            )
-            lab = f"{v:g} ns"
-            s.append(
-                f'<text x="{x:.1f}" y="{top + n * row_h + 15}" text-anchor="middle" '
-                f'fill="#555">{lab}</text>'
-            )
-        ref = u("thread_local", t)
-        if ref is not None:
-            x = x0 + x_of(ref)
-            s.append(
-                f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{top + n * row_h}" '
-                f'stroke="#d93025" stroke-width="1" stroke-dasharray="3,2"/>'
-            )
-        for i, (grp, case, label, kind) in enumerate(CHART_ROWS):
-            v = u(case, t) if grp == "update" else tm(case, t)
-            y = top + i * row_h
-            if v is None:
-                continue
-            w = max(x_of(v), 1.0)
-            s.append(
-                f'<rect x="{x0}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}" '
-                f'fill="{colors[kind]}"/>'
-            )
-            s.append(f'<text x="{x0 + w + 4:.1f}" y="{y + row_h - 6}" fill="#222">{ns(v)}</text>')
-    for i, (grp, case, label, kind) in enumerate(CHART_ROWS):
-        y = top + i * row_h
-        weight = "bold" if kind == "pvar" else "normal"
-        s.append(
-            f'<text x="{label_w - 8}" y="{y + row_h - 6}" text-anchor="end" '
-            f'font-weight="{weight}">{label.replace("<", "&lt;").replace(">", "&gt;")}</text>'
-        )
-        if i > 0 and CHART_ROWS[i - 1][3] != kind or i > 0 and CHART_ROWS[i - 1][0] != grp:
-            s.append(
-                f'<line x1="10" y1="{y}" x2="{width - 10}" y2="{y}" stroke="#bbb" '
-                f'stroke-dasharray="4,3"/>'
+                f'<text x="{x:.1f}" y="{yy}" text-anchor="middle" fill="#555" '
+                f'font-weight="{"bold" if major else "normal"}">{lab}</text>'
             )
     s.append(
-        f'<text x="10" y="{height - 12}" fill="#555">Timer rows: one start+stop interval. '
-        f'Racy global loses counts under threads (see the report).</text>'
+        f'<text x="{label_w + plot_w / 2}" y="{bottom + 32}" text-anchor="middle" fill="#555">'
+        f"× the thread-local += 1 of the same run and thread count</text>"
+    )
+
+    # rows
+    for (sec, label, kind, pts, goals), y in zip(rows, ys):
+        if sec:
+            s.append(
+                f'<text x="10" y="{y - 7}" font-weight="bold" fill="#222">{esc(sec)}</text>'
+            )
+            s.append(
+                f'<line x1="10" y1="{y - 2}" x2="{width - 10}" y2="{y - 2}" stroke="#ccc"/>'
+            )
+        mid = y + row_h / 2
+        s.append(
+            f'<text x="{label_w - 10}" y="{mid + 4}" text-anchor="end" '
+            f'font-weight="{"bold" if kind == "pvar" else "normal"}">{esc(label)}</text>'
+        )
+        s.append(
+            f'<line x1="{label_w}" y1="{mid}" x2="{label_w + plot_w}" y2="{mid}" '
+            f'stroke="#f0f0f0"/>'
+        )
+        lane = {"1": -3.0, "2": 3.0} if len(pts) > 1 else {"1": 0.0}
+        for m, gr in goals.items():
+            x = x_of(gr)
+            dy = lane.get(m, 0.0)
+            s.append(
+                f'<line x1="{x:.1f}" y1="{mid + dy - 5:.1f}" x2="{x:.1f}" y2="{mid + dy + 5:.1f}" '
+                f'stroke="{red}" stroke-width="2"/>'
+            )
+        texts, oks = [], []
+        for m, (v, b) in pts.items():
+            r = ratio(v, b)
+            tag = f"{m}t" if len(pts) > 1 else ""
+            if r is None:
+                texts.append(f"{tag} –".strip())
+                continue
+            oks.append(None if m not in goals else r <= goals[m])
+            x, cy = x_of(r), mid + lane.get(m, 0.0)
+            col = colors[kind]
+            if m == "1":
+                s.append(f'<circle cx="{x:.1f}" cy="{cy:.1f}" r="4.5" fill="{col}"/>')
+            else:
+                s.append(
+                    f'<path d="M {x:.1f} {cy - 5.5:.1f} l 5.5 5.5 l -5.5 5.5 l -5.5 -5.5 z" '
+                    f'fill="white" stroke="{col}" stroke-width="1.6"/>'
+                )
+            if r < lo or r > hi:
+                s.append(
+                    f'<text x="{x + (8 if r > hi else -8):.1f}" y="{cy + 4:.1f}" '
+                    f'text-anchor="middle" fill="{red}">{"▸" if r > hi else "◂"}</text>'
+                )
+            texts.append(f"{tag} {r:.2f}×".strip())
+        vx = label_w + plot_w + 20
+        if all(ratio(v, b) is None for v, b in pts.values()):
+            s.append(f'<text x="{vx}" y="{mid + 4}" fill="#999">not measured</text>')
+            continue
+        s.append(f'<text x="{vx}" y="{mid + 4}" fill="#222">{esc("  ".join(texts))}</text>')
+        if goals:
+            judged = [o for o in oks if o is not None]
+            if judged:
+                if not all(judged):
+                    word, colour = "missed", red
+                elif len(judged) == len(goals):
+                    word, colour = "met", "#188038"
+                else:
+                    word, colour = "incomplete", "#999"
+                s.append(
+                    f'<text x="{width - 12}" y="{mid + 4}" text-anchor="end" '
+                    f'font-weight="bold" fill="{colour}">{word}</text>'
+                )
+    s.append(
+        f'<text x="10" y="{height - 12}" fill="#555">Racy global: loses counts under threads '
+        f"(see the report). Timer rows: one start+stop interval per iteration. "
+        f"Values outside the axis are drawn at its edge with an arrow.</text>"
     )
     s.append("</svg>")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

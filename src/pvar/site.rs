@@ -303,7 +303,7 @@ impl<H: ClassHandle> Site<H> {
 impl<H: ClassHandle + CellHandle> SiteRef<H> {
     /// Applies `f` to the calling thread's cell of element `i`.
     #[inline(always)]
-    fn update(self, i: usize, f: impl Fn(u64) -> u64) {
+    fn update(self, i: usize, f: impl Fn(u64) -> u64 + Copy) {
         if !ENABLED {
             return;
         }
@@ -320,7 +320,7 @@ impl<H: ClassHandle + CellHandle> SiteRef<H> {
             let cell = unsafe { &*base.add(i) };
             cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
         } else {
-            self.update_slow(i, &f);
+            self.update_slow(i, f);
         }
     }
 
@@ -328,7 +328,10 @@ impl<H: ClassHandle + CellHandle> SiteRef<H> {
     /// range): the handle's own path, then the cache is filled.
     #[cold]
     #[inline(never)]
-    fn update_slow(self, i: usize, f: &dyn Fn(u64) -> u64) {
+    ///
+    /// `f` by value (a `move` closure of the amount): taken by reference,
+    /// the amount would be stored to the stack on every fast-path update.
+    fn update_slow(self, i: usize, f: impl Fn(u64) -> u64) {
         let h = self.site.handle();
         if i >= h.element_count() {
             panic!(
@@ -338,7 +341,7 @@ impl<H: ClassHandle + CellHandle> SiteRef<H> {
             );
         }
         let cells = h.cells();
-        cells.update(i, f);
+        cells.update(i, &f);
         if let Some(first) = cells.cached_local_cell(0) {
             self.cache.with(|c| site_cache::fill(c, first));
         }
@@ -349,25 +352,25 @@ impl SiteRef<Counter> {
     /// Adds 1 to element 0.
     #[inline(always)]
     pub fn inc(self) {
-        self.update(0, |v| v.wrapping_add(1));
+        self.update(0, move |v| v.wrapping_add(1));
     }
 
     /// Adds `n` to element 0.
     #[inline(always)]
     pub fn add(self, n: u64) {
-        self.update(0, |v| v.wrapping_add(n));
+        self.update(0, move |v| v.wrapping_add(n));
     }
 
     /// Adds 1 to element `i`. Panics if `i` is out of range.
     #[inline(always)]
     pub fn inc_at(self, i: usize) {
-        self.update(i, |v| v.wrapping_add(1));
+        self.update(i, move |v| v.wrapping_add(1));
     }
 
     /// Adds `n` to element `i`. Panics if `i` is out of range.
     #[inline(always)]
     pub fn add_at(self, i: usize, n: u64) {
-        self.update(i, |v| v.wrapping_add(n));
+        self.update(i, move |v| v.wrapping_add(n));
     }
 
     /// The total of element 0 over all threads.
@@ -393,9 +396,11 @@ impl<T: Magnitude> SiteRef<Aggregate<T>> {
     pub fn add_at(self, i: usize, x: T) {
         let bits = x.to_bits();
         if T::IS_FLOAT {
-            self.update(i, |v| (f64::from_bits(v) + f64::from_bits(bits)).to_bits());
+            self.update(i, move |v| {
+                (f64::from_bits(v) + f64::from_bits(bits)).to_bits()
+            });
         } else {
-            self.update(i, |v| v.wrapping_add(bits));
+            self.update(i, move |v| v.wrapping_add(bits));
         }
     }
 
@@ -409,9 +414,9 @@ impl<T: Magnitude> SiteRef<Level<T>> {
     #[inline(always)]
     fn delta(self, i: usize, amount: f64, int: u64) {
         if T::IS_FLOAT {
-            self.update(i, |v| (f64::from_bits(v) + amount).to_bits());
+            self.update(i, move |v| (f64::from_bits(v) + amount).to_bits());
         } else {
-            self.update(i, |v| v.wrapping_add(int));
+            self.update(i, move |v| v.wrapping_add(int));
         }
     }
 

@@ -186,25 +186,25 @@ impl Counter {
     /// Adds 1 to element 0.
     #[inline(always)]
     pub fn inc(&self) {
-        self.core.update(0, |v| v.wrapping_add(1));
+        self.core.update(0, move |v| v.wrapping_add(1));
     }
 
     /// Adds `n` to element 0.
     #[inline(always)]
     pub fn add(&self, n: u64) {
-        self.core.update(0, |v| v.wrapping_add(n));
+        self.core.update(0, move |v| v.wrapping_add(n));
     }
 
     /// Adds 1 to element `i`. Panics if `i >= count`.
     #[inline(always)]
     pub fn inc_at(&self, i: usize) {
-        self.core.update(i, |v| v.wrapping_add(1));
+        self.core.update(i, move |v| v.wrapping_add(1));
     }
 
     /// Adds `n` to element `i`. Panics if `i >= count`.
     #[inline(always)]
     pub fn add_at(&self, i: usize, n: u64) {
-        self.core.update(i, |v| v.wrapping_add(n));
+        self.core.update(i, move |v| v.wrapping_add(n));
     }
 
     /// The total of element 0 over all threads (since registration).
@@ -309,10 +309,11 @@ impl<T: Magnitude> Aggregate<T> {
         let bits = x.to_bits();
         // A constant per `T` (see `Value::IS_FLOAT`): no branch at run time.
         if T::IS_FLOAT {
-            self.core
-                .update(i, |v| (f64::from_bits(v) + f64::from_bits(bits)).to_bits());
+            self.core.update(i, move |v| {
+                (f64::from_bits(v) + f64::from_bits(bits)).to_bits()
+            });
         } else {
-            self.core.update(i, |v| v.wrapping_add(bits));
+            self.core.update(i, move |v| v.wrapping_add(bits));
         }
     }
 
@@ -397,7 +398,9 @@ impl Timer {
             self.core.check(i);
             // Store tick + 1 so that 0 keeps meaning "not started".
             let now = self.clock.ticks().wrapping_add(1);
-            self.core.cells.update_owned(self.start_cell(i), |_| now);
+            self.core
+                .cells
+                .update_owned(self.start_cell(i), move |_| now);
         }
     }
 
@@ -426,7 +429,7 @@ impl Timer {
     fn stop_cold(&self, i: usize, now: u64) {
         let started = self.core.cells.load_local(self.start_cell(i));
         if started != 0 {
-            self.core.cells.update_owned(self.start_cell(i), |_| 0);
+            self.core.cells.update_owned(self.start_cell(i), move |_| 0);
             self.add_elapsed_since(i, now, started);
         }
     }
@@ -435,7 +438,7 @@ impl Timer {
     #[inline(always)]
     fn add_elapsed_since(&self, i: usize, now: u64, started: u64) {
         let elapsed = now.saturating_sub(started - 1);
-        self.core.cells.update(i, |v| v.wrapping_add(elapsed));
+        self.core.cells.update(i, move |v| v.wrapping_add(elapsed));
     }
 
     /// Times element 0 until the guard is dropped.
@@ -473,7 +476,7 @@ impl Timer {
     /// Adds raw clock ticks (a difference of [`Clock::ticks`]) to element `i`.
     #[inline(always)]
     pub fn add_ticks_at(&self, i: usize, ticks: u64) {
-        self.core.update(i, |v| v.wrapping_add(ticks));
+        self.core.update(i, move |v| v.wrapping_add(ticks));
     }
 
     /// Total time of element 0 over all threads, in seconds.
@@ -571,9 +574,9 @@ impl<T: Magnitude> Level<T> {
     fn delta(&self, i: usize, amount: f64, int: u64) {
         if T::IS_FLOAT {
             self.core
-                .update(i, |v| (f64::from_bits(v) + amount).to_bits());
+                .update(i, move |v| (f64::from_bits(v) + amount).to_bits());
         } else {
-            self.core.update(i, |v| v.wrapping_add(int));
+            self.core.update(i, move |v| v.wrapping_add(int));
         }
     }
 

@@ -2,9 +2,9 @@
 //! measured in the same run, in well under 20 seconds.
 //!
 //! Every case is a simple timing loop (`Instant` around `iters` calls, each
-//! passing its object through `black_box`), run on 1 thread and on all
-//! threads (threads spawned per run and lined up on a barrier; each times
-//! its own loop; a run's time is the slowest thread's), the median of
+//! passing its object through an empty `asm!` block, see `loops`), run on
+//! 1 thread and on all threads (threads spawned per run and lined up on a
+//! barrier; each times its own loop; a run's time is the slowest thread's), the median of
 //! several runs. Figures are nanoseconds per operation per thread; ratios
 //! are to the plain thread-local `+= 1` and to a shared
 //! `AtomicU64::fetch_add` with the same thread count. For the tool-side
@@ -76,6 +76,12 @@ fn cases() -> Vec<Case> {
             label: "thread-local `+= 1`",
             group: "baseline",
             make: |_| body(loops::thread_local_inc),
+        },
+        Case {
+            key: "thread_local_f64",
+            label: "thread-local f64 `+= 1.5`",
+            group: "baseline",
+            make: |_| body(loops::thread_local_f64_add),
         },
         Case {
             key: "atomic_shared",
@@ -159,6 +165,55 @@ fn cases() -> Vec<Case> {
                     loops::watermark_update(&w, iters)
                 })
             },
+        },
+        Case {
+            key: "watermark_16h",
+            label: "HIGHWATERMARK update, 16 started handles",
+            group: "update",
+            make: |_| {
+                let reg = pvar::Registry::new();
+                let w = reg.high_watermark::<u64>("w").register().unwrap();
+                let tool = reg.tool();
+                let s = tool.session_create().unwrap();
+                for _ in 0..16 {
+                    let (h, _) = tool.handle_alloc(s, w.index(), None).unwrap();
+                    tool.start(s, h).unwrap();
+                }
+                body(move |iters| {
+                    let _keep = &reg;
+                    loops::watermark_update(&w, iters)
+                })
+            },
+        },
+        Case {
+            key: "counter_macro",
+            label: "COUNTER inc, `counter!` use site",
+            group: "use site (macro)",
+            make: |_| body(loops::counter_macro_inc),
+        },
+        Case {
+            key: "aggregate_macro_u64",
+            label: "AGGREGATE<u64> add, `aggregate!`",
+            group: "use site (macro)",
+            make: |_| body(loops::aggregate_macro_u64_add),
+        },
+        Case {
+            key: "aggregate_macro_f64",
+            label: "AGGREGATE<f64> add, `aggregate!`",
+            group: "use site (macro)",
+            make: |_| body(loops::aggregate_macro_f64_add),
+        },
+        Case {
+            key: "level_macro",
+            label: "LEVEL inc/dec, `level!`",
+            group: "use site (macro)",
+            make: |_| body(loops::level_macro_inc_dec),
+        },
+        Case {
+            key: "watermark_macro_0h",
+            label: "HIGHWATERMARK update, `high_watermark!`",
+            group: "use site (macro)",
+            make: |_| body(loops::high_watermark_macro_update),
         },
         Case {
             key: "quanta_pair",
@@ -260,6 +315,10 @@ struct Report {
     timer_vs_quanta: Vec<f64>,
     /// TIMER start+stop / Instant pair, by thread count.
     timer_vs_instant: Vec<f64>,
+    /// AGGREGATE<f64> add (handle) / thread-local f64 `+=`, by thread count.
+    aggregate_f64_vs_thread_local_f64: Vec<f64>,
+    /// `aggregate!(…: f64)` add / thread-local f64 `+=`, by thread count.
+    aggregate_macro_f64_vs_thread_local_f64: Vec<f64>,
     /// Read cost per extra registered thread (ns), from the two columns.
     read_ns_per_thread: Option<f64>,
     seconds: f64,
@@ -376,6 +435,11 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         unit: "ns per operation per thread (median)",
         timer_vs_quanta: ratio(&col("timer"), &col("quanta_pair")),
         timer_vs_instant: ratio(&col("timer"), &col("instant_pair")),
+        aggregate_f64_vs_thread_local_f64: ratio(&col("aggregate_f64"), &col("thread_local_f64")),
+        aggregate_macro_f64_vs_thread_local_f64: ratio(
+            &col("aggregate_macro_f64"),
+            &col("thread_local_f64"),
+        ),
         read_ns_per_thread: (threads.len() == 2)
             .then(|| (read[1] - read[0]) / (threads[1] - threads[0]) as f64),
         rows,
@@ -397,7 +461,7 @@ fn print_table(r: &Report) {
         r.cpus, r.runs, r.clock
     );
     out += "ratios: ×local = / thread-local `+= 1`, ×atomic = / shared fetch_add, same thread count\n\n";
-    let mut head = format!("{:<40}", "operation");
+    let mut head = format!("{:<44}", "operation");
     for &t in &r.threads {
         let th = format!("{t} thread{}", if t == 1 { "" } else { "s" });
         head += &format!(" {th:>10} {:>7} {:>7}", "×local", "×atomic");
@@ -410,7 +474,7 @@ fn print_table(r: &Report) {
             group = row.group;
             out += &format!("{group}\n");
         }
-        let mut line = format!("  {:<38}", row.label);
+        let mut line = format!("  {:<42}", row.label);
         for k in 0..r.threads.len() {
             // Ratios of a tool-side read to update baselines mean nothing.
             let (tl, at) = if row.group == "read" {
@@ -438,6 +502,11 @@ fn print_table(r: &Report) {
         "TIMER start+stop vs raw quanta pair: {}; vs Instant pair: {}\n",
         list(&r.timer_vs_quanta),
         list(&r.timer_vs_instant)
+    );
+    out += &format!(
+        "AGGREGATE<f64> add vs thread-local f64 `+= 1.5` (the float add's latency): handle {}; `aggregate!` {}\n",
+        list(&r.aggregate_f64_vs_thread_local_f64),
+        list(&r.aggregate_macro_f64_vs_thread_local_f64)
     );
     match r.read_ns_per_thread {
         Some(per) if per >= 0.0 => {

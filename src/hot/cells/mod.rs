@@ -266,8 +266,8 @@ impl CellSpace {
     /// `f` to the shared orphan record with compare-and-swap.
     #[cold]
     #[inline(never)]
-    fn update_slow(&self, slot: CellAddr, f: &dyn Fn(u64) -> u64) {
-        if !self.update_slow_owned(slot, f) {
+    fn update_slow(&self, slot: CellAddr, f: impl Fn(u64) -> u64) {
+        if !self.update_slow_owned(slot, &f) {
             let cell = self.orphan_cell(slot.chunk(), slot.offset());
             let mut old = cell.load(Ordering::Relaxed);
             while let Err(now) =
@@ -604,7 +604,7 @@ impl CellRange {
         // SAFETY: `self.id` is the id of `self.space`, which this range
         // keeps alive, and that space allocated `addr`.
         if !unsafe { CellSpace::update_cached(self.id, addr, &f) } {
-            self.space.update_slow(addr, &f);
+            self.space.update_slow(addr, f);
         }
     }
 

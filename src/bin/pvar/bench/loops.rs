@@ -9,8 +9,11 @@
 //! address in a register and may read or write memory: unlike
 //! `std::hint::black_box`, it stores nothing to the stack, whose slot could
 //! share its low 12 address bits with the updated cell (4K aliasing) and
-//! make a case 2× slower or not from one build to the next. The loops that take a variable first update it once
-//! untimed (first touch: thread id, record, chunk).
+//! make a case 2× slower or not from one build to the next. The use-site
+//! macro loops, whose addresses are constants, pass through [`clobber`]
+//! (the same empty block, without an operand). The loops that take a
+//! variable first update it once untimed (first touch: thread id, record,
+//! chunk; for a use site, also registration and the thread's cache).
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -91,6 +94,21 @@ pub fn opaque_bits(mut x: u64) -> u64 {
         std::arch::asm!("/* {0} */", inout(reg) x, options(nostack, nomem, preserves_flags));
     }
     x
+}
+
+/// An empty `asm!` block that may read and write any memory, with no
+/// operand: everything a loop reads must be read again after it (no
+/// hoisting, no merging), and nothing is stored. What the use-site macro
+/// loops pass through on every iteration instead of [`opaque`]: a use
+/// site's addresses are constants (a `static` and a thread-local), as in
+/// real code, so there is no object to hide.
+#[inline(always)]
+pub fn clobber() {
+    // SAFETY: the empty asm reads and writes nothing; it only tells the
+    // compiler that it may have.
+    unsafe {
+        std::arch::asm!("", options(nostack, preserves_flags));
+    }
 }
 
 /// Times `iters` calls of `op` on the calling thread.
@@ -219,6 +237,7 @@ pub struct Padded<T>(pub T);
 
 std::thread_local! {
     static TL: Cell<u64> = const { Cell::new(0) };
+    static TL_F64: Cell<f64> = const { Cell::new(0.0) };
 }
 
 /// `iters` × a plain `thread_local!` `Cell<u64>` `+= 1`: the physical
@@ -228,6 +247,19 @@ pub fn thread_local_inc(iters: u64) -> Duration {
         timed(iters, || {
             let c = opaque(c);
             c.set(c.get() + 1);
+        })
+    })
+}
+
+/// `iters` × a plain `thread_local!` `Cell<f64>` `+= 1.5` (the amount
+/// through [`opaque_bits`], as in [`aggregate_add`]): the baseline of the
+/// f64 AGGREGATE, whose cost is the float add's latency.
+pub fn thread_local_f64_add(iters: u64) -> Duration {
+    let bits = 1.5f64.to_bits();
+    TL_F64.with(|c| {
+        timed(iters, || {
+            let c = opaque(c);
+            c.set(c.get() + f64::from_bits(opaque_bits(bits)));
         })
     })
 }
@@ -275,6 +307,108 @@ pub fn level_inc_dec(l: &pvar::Level<u64>, iters: u64) -> Duration {
 /// `iters` × `w.update(i & 63)`.
 pub fn watermark_update(w: &pvar::HighWatermark<u64>, iters: u64) -> Duration {
     timed_i(iters, |i| opaque(w).update(i & 63))
+}
+
+// The use-site macro loops. Each variable has one use site, in the
+// function that returns its `SiteRef` (inlined into the timed loop's
+// body): the loop's first, untimed update registers the variable in the
+// global registry (once per process) and fills the calling thread's
+// cache, so every timed update takes the cached path. The totals (read
+// through the same site) grow across samples: a check compares the
+// difference.
+
+/// The use site of the `counter!` loop.
+#[inline(always)]
+pub fn counter_site() -> pvar::SiteRef<pvar::Counter> {
+    pvar::counter!(
+        "bench_counter_macro",
+        description = "pvar bench: counter! inc"
+    )
+}
+
+/// The use site of the `aggregate!` (u64) loop.
+#[inline(always)]
+pub fn aggregate_u64_site() -> pvar::SiteRef<pvar::Aggregate<u64>> {
+    pvar::aggregate!(
+        "bench_aggregate_macro",
+        description = "pvar bench: aggregate! add"
+    )
+}
+
+/// The use site of the `aggregate!` (f64) loop.
+#[inline(always)]
+pub fn aggregate_f64_site() -> pvar::SiteRef<pvar::Aggregate<f64>> {
+    pvar::aggregate!("bench_aggregate_macro_f64": f64, description = "pvar bench: aggregate! add")
+}
+
+/// The use site of the `level!` loop.
+#[inline(always)]
+pub fn level_site() -> pvar::SiteRef<pvar::Level<u64>> {
+    pvar::level!(
+        "bench_level_macro",
+        description = "pvar bench: level! inc/dec"
+    )
+}
+
+/// The use site of the `high_watermark!` loop (no tool handle ever
+/// started on it).
+#[inline(always)]
+pub fn high_watermark_site() -> pvar::SiteRef<pvar::HighWatermark<u64>> {
+    pvar::high_watermark!(
+        "bench_watermark_macro",
+        description = "pvar bench: high_watermark! update"
+    )
+}
+
+/// `iters` × `pvar::counter!(…).inc()`, after one untimed `inc`.
+pub fn counter_macro_inc(iters: u64) -> Duration {
+    counter_site().inc();
+    timed(iters, || {
+        clobber();
+        counter_site().inc()
+    })
+}
+
+/// `iters` × `pvar::aggregate!(…).add(3)`, after one untimed `add(0)`.
+pub fn aggregate_macro_u64_add(iters: u64) -> Duration {
+    aggregate_u64_site().add(0);
+    timed(iters, || {
+        clobber();
+        aggregate_u64_site().add(opaque_bits(3))
+    })
+}
+
+/// `iters` × `pvar::aggregate!(…: f64).add(1.5)`, after one untimed
+/// `add(0.0)`.
+pub fn aggregate_macro_f64_add(iters: u64) -> Duration {
+    aggregate_f64_site().add(0.0);
+    let bits = 1.5f64.to_bits();
+    timed(iters, || {
+        clobber();
+        aggregate_f64_site().add(f64::from_bits(opaque_bits(bits)))
+    })
+}
+
+/// `iters` updates through `pvar::level!(…)`, `inc` and `dec` alternately,
+/// after one untimed `inc` + `dec`.
+pub fn level_macro_inc_dec(iters: u64) -> Duration {
+    level_site().inc();
+    level_site().dec();
+    timed_i(iters, |i| {
+        clobber();
+        let l = level_site();
+        if i & 1 == 0 { l.inc() } else { l.dec() }
+    })
+}
+
+/// `iters` × `pvar::high_watermark!(…).update(i & 63)`, after one untimed
+/// `update(0)`.
+pub fn high_watermark_macro_update(iters: u64) -> Duration {
+    high_watermark_site().update(0);
+    timed_i(iters, |i| {
+        clobber();
+        high_watermark_site().update(i & 63)
+    })
 }
 
 /// `iters` intervals of two raw `quanta` reads.
