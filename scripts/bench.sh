@@ -36,6 +36,12 @@ if [[ "${1:-}" != "--report" ]]; then
     mkdir -p "$PVAR_BENCH_OUT"
     : >"$log"
     echo "$PVAR_BENCH_CLOCK" >"$PVAR_BENCH_OUT/clock"
+    # The commit measured (the report may be rewritten later, at another).
+    commit=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
+    if [ "$commit" != "?" ] && [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+        commit="$commit + uncommitted changes"
+    fi
+    echo "$commit" >"$PVAR_BENCH_OUT/commit"
     cat /proc/loadavg >"$PVAR_BENCH_OUT/load" 2>/dev/null || true
     cargo build --release --lib 2>&1 | tee -a "$log" # libpvar.so for benches/c_component.rs
     stage "update costs and timers vs the alternatives (benches/alternatives.rs)"

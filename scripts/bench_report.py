@@ -433,6 +433,13 @@ def main():
     )
     commit = os.environ.get("PVAR_BENCH_COMMIT", "")
     if not commit:
+        # Written by scripts/bench.sh when it measured.
+        try:
+            with open(os.path.join(a.side, "commit")) as f:
+                commit = f.read().strip()
+        except OSError:
+            pass
+    if not commit:
         try:
             commit = subprocess.run(
                 ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
