@@ -259,9 +259,9 @@ void pvar_timer_add_ns_at(pvar_var v, size_t i, uint64_t ns);
 /* Call-free updates on the calling thread's own cell (what Rust's
  * Counter::local does): for an integer COUNTER, AGGREGATE or LEVEL,
  * pvar_local_cell returns element i's cell of the calling thread (NULL for
- * other variables or i out of range); pvar_local_add/inc/dec are then a
- * relaxed load and a relaxed store, inlined, with no call and no TLS
- * lookup. The pointer is valid only on the thread that obtained it, until
+ * other variables, i out of range, or a thread that is exiting);
+ * pvar_local_add/inc/dec are then a relaxed load and a relaxed store,
+ * inlined, with no call and no TLS lookup. The pointer is valid only on the thread that obtained it, until
  * that thread exits, and while `v` is not freed. The first call on a
  * thread may allocate. */
 uint64_t *pvar_local_cell(pvar_var v, size_t i);

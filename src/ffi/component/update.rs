@@ -284,8 +284,8 @@ pub unsafe extern "C" fn pvar_get_at(var: *mut c_void, i: usize) -> u64 {
 static DISCARD: AtomicU64 = AtomicU64::new(0);
 
 /// The calling thread's own cell of element `i` of an integer COUNTER,
-/// AGGREGATE or LEVEL (NULL for other classes, doubles, NULL handles or
-/// `i` out of range). `pvar.h`'s inline `pvar_local_add/inc/dec` update it
+/// AGGREGATE or LEVEL (NULL for other classes, doubles, NULL handles,
+/// `i` out of range, or a thread that is exiting). `pvar.h`'s inline `pvar_local_add/inc/dec` update it
 /// with a relaxed load and a relaxed store and no call — what Rust's
 /// `Counter::local` does. The pointer is valid only on the calling thread,
 /// until that thread exits, and while `var` is not freed. The first call
@@ -300,13 +300,18 @@ pub unsafe extern "C" fn pvar_local_cell(var: *mut c_void, i: usize) -> *mut u64
         return core::ptr::null_mut();
     };
     // The integer sums only: a caller adds integers to the cell in place.
-    let cell = match &h.var {
-        Var::Counter(x) if i < x.count() => x.local_cell_at(i),
-        Var::AggU32(x) if i < x.count() => x.local_cell_at(i),
-        Var::AggU64(x) if i < x.count() => x.local_cell_at(i),
-        Var::LevelU32(x) if i < x.count() => x.local_cell_at(i),
-        Var::LevelU64(x) if i < x.count() => x.local_cell_at(i),
+    let owned = match &h.var {
+        Var::Counter(x) if i < x.count() => x.owned_cell_at(i),
+        Var::AggU32(x) if i < x.count() => x.owned_cell_at(i),
+        Var::AggU64(x) if i < x.count() => x.owned_cell_at(i),
+        Var::LevelU32(x) if i < x.count() => x.owned_cell_at(i),
+        Var::LevelU64(x) if i < x.count() => x.owned_cell_at(i),
         _ => return core::ptr::null_mut(),
+    };
+    // An exiting thread (a pthread-key destructor) has no cell of its own
+    // any more: NULL, and the caller uses the update functions.
+    let Some(cell) = owned.map(|o| o.cell) else {
+        return core::ptr::null_mut();
     };
     if crate::pvar::ENABLED {
         cell.as_ptr()
