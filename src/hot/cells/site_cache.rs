@@ -18,7 +18,7 @@
 //! readable until the thread's TLS is gone). Later updates on the exiting
 //! thread (from other thread-local destructors) find the cache null, take
 //! the slow path, which sends them to the shared orphan record, and never
-//! fill a cache again ([`fill`] refuses once the thread is marked exited).
+//! fill a cache again ([`fill`] refuses once the thread's exit guard has run).
 //!
 //! **Signals.** Filling links the cache into the list: three stores. A
 //! signal handler that interrupts a fill and updates through another
@@ -47,7 +47,6 @@
 
 use std::cell::Cell;
 
-use super::thread_id;
 use crate::sync::{AtomicU64, Ordering, compiler_fence};
 
 /// One use site's cache for one thread; see the module documentation.
@@ -92,6 +91,8 @@ crate::sync::engine_thread_local! {
     /// Set while [`fill`] links a cache in, or a C site's cache is
     /// written (see the module documentation).
     static LINKING: Cell<bool> = Cell::new(false);
+    /// Set by [`clear_all`] (the exit guard): no cache is filled again.
+    static CLOSED: Cell<bool> = Cell::new(false);
     /// The owner word of the record this thread's C sites cached cells of
     /// (null: none yet).
     static C_OWNER: Cell<*const AtomicU64> = Cell::new(core::ptr::null());
@@ -104,7 +105,7 @@ crate::sync::engine_thread_local! {
 /// destructor, or when it interrupted another fill on this thread (the
 /// caller then simply goes on without a cache). Async-signal-safe.
 pub(crate) fn fill(site: &SiteCache, cell: &AtomicU64) {
-    if thread_id::current_raw() == thread_id::EXITED || LINKING.with(|l| l.get()) {
+    if CLOSED.with(|c| c.get()) || LINKING.with(|l| l.get()) {
         return;
     }
     LINKING.with(|l| l.set(true));
@@ -127,6 +128,11 @@ pub(crate) fn fill(site: &SiteCache, cell: &AtomicU64) {
 /// thread's id and records go to another thread). The caches stay linked:
 /// [`fill`] refuses from now on.
 pub(crate) fn clear_all() {
+    // First: a handler that runs from here on fills nothing; one that ran
+    // before has finished linking (it runs to completion on this thread)
+    // and is in the list read below.
+    let _ = CLOSED.try_with(|c| c.set(true));
+    compiler_fence(Ordering::SeqCst);
     let _ = HEAD.try_with(|h| {
         let mut p = h.get();
         while !p.is_null() && p != end() {
@@ -161,7 +167,7 @@ pub(crate) fn note_c_owner(owner: &AtomicU64) -> bool {
 /// thread has run its exit guard, or when this interrupts another fill on
 /// the thread. Pair a `true` with [`end_c_fill`]. Async-signal-safe.
 pub(crate) fn begin_c_fill() -> bool {
-    if thread_id::current_raw() == thread_id::EXITED || LINKING.with(|l| l.get()) {
+    if CLOSED.with(|c| c.get()) || LINKING.with(|l| l.get()) {
         return false;
     }
     LINKING.with(|l| l.set(true));
