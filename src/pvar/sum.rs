@@ -134,16 +134,9 @@ macro_rules! common_methods {
             self.core.id.deactivate()
         }
 
-        /// The calling thread's cell of element `i` (allocated on first
-        /// use), for the C interface's `pvar_local_cell`.
-        #[allow(dead_code)]
-        pub(crate) fn local_cell_at(&self, i: usize) -> &AtomicU64 {
-            self.core.local_cell(i)
-        }
-
         /// The calling thread's cell of element `i` with its owner word,
-        /// for the C interface's use sites (`pvar_site_fill`); `None` once
-        /// the thread is exiting.
+        /// for the C interface (`pvar_site_fill`, `pvar_local_cell`); `None`
+        /// once the thread is exiting.
         #[allow(dead_code)]
         pub(crate) fn owned_cell_at(&self, i: usize) -> Option<OwnedCell<'_>> {
             self.core.owned_cell(i)
