@@ -9,6 +9,12 @@
 //! - `handle/alloc_free`: `Tool::handle_alloc` + `Tool::handle_free` of a
 //!   COUNTER handle; `handle/alloc_free_watermark` the same for a HIGHWATERMARK
 //!   (which also subscribes);
+//! - `handle/readreset_counter`, `handle/readreset_watermark/{idle,busy}`:
+//!   `Tool::readreset` of a started COUNTER handle, and of a started
+//!   HIGHWATERMARK handle — a reset lowers the mark, so it runs the heavy
+//!   side of the asymmetric fence (`membarrier`), whose cost depends on
+//!   the process's other running threads: none (`idle`), or one thread
+//!   updating the watermark on the other core (`busy`);
 //! - `session/create_free`: `Registry::session` + drop (session free);
 //! - `cvar_read/*`: a component reading a control variable on its hot
 //!   path — through a registered handle, a `cvar!` static, and a string
@@ -116,6 +122,40 @@ fn alloc_free(c: &mut Criterion) {
             })
         })
     });
+    let h = tool.handle_alloc(s, counter.index(), None).unwrap().0;
+    tool.start(s, h).unwrap();
+    group.bench_function("readreset_counter", |b| {
+        b.iter_custom(|iters| {
+            let mut v = [0u64];
+            timed(iters, || tool.readreset(s, black_box(h), 0, &mut v).unwrap())
+        })
+    });
+    let h = tool.handle_alloc(s, wm.index(), None).unwrap().0;
+    tool.start(s, h).unwrap();
+    for busy in [false, true] {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let updater = busy.then(|| {
+            let (wm, stop) = (wm.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    wm.update(i & 63);
+                    i += 1;
+                }
+            })
+        });
+        let case = if busy { "busy" } else { "idle" };
+        group.bench_function(BenchmarkId::new("readreset_watermark", case), |b| {
+            b.iter_custom(|iters| {
+                let mut v = [0u64];
+                timed(iters, || tool.readreset(s, black_box(h), 0, &mut v).unwrap())
+            })
+        });
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = updater {
+            t.join().unwrap();
+        }
+    }
     group.finish();
 
     let mut group = c.benchmark_group("session");

@@ -98,6 +98,8 @@ impl Registry {
             panic!("pvar: {why}");
         }
         crate::lockfree::tagged::detect_fast_loads();
+        crate::sync::asymmetric::register();
+        crate::lockfree::walk_gate::detect_fast_path();
         let hot = Arc::new(Hot::new(clock));
         let categories = Arc::new(Categories::new());
         let enums = Arc::new(Enumerations::new());

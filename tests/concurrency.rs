@@ -393,3 +393,84 @@ fn bound_instances_created_and_dropped_while_updating() {
     }
     assert_eq!(reg.pvars().instances(b.index()).unwrap(), Vec::<u64>::new());
 }
+
+/// HIGHWATERMARK handles under real threads, exercising the walk gate (an
+/// update skips the subscriptions when its value passes no started mark):
+/// a tool resets handle `h` round after round, lowering its mark from the
+/// last round's spike to the noise level; after each reset the updaters
+/// store a spike above everything before it, and the next reset must hand
+/// it out. Meanwhile a second tool starts and stops its own handle (each
+/// stop recomputes the thresholds) and the updaters store noise between
+/// spikes. A threshold that outlived a lowering would let a spike skip its
+/// walk and be lost (the level has gone back to noise by the next reset).
+#[test]
+fn watermark_resets_never_lose_a_spike_stored_after_them() {
+    const ROUNDS: u64 = 300;
+    const UPDATERS: usize = 2;
+    let reg = Registry::new();
+    let w = reg.high_watermark::<u64>("depth").register().unwrap();
+    let tool = reg.tool();
+    let s = tool.session_create().unwrap();
+    let (h, _) = tool.handle_alloc(s, w.index(), None).unwrap();
+    tool.start(s, h).unwrap();
+    let round = Arc::new(AtomicU64::new(0));
+    let acks: Arc<Vec<AtomicU64>> = Arc::new((0..UPDATERS).map(|_| AtomicU64::new(0)).collect());
+    let done = Arc::new(AtomicBool::new(false));
+    // Odd rounds spike far above even ones: an even round's spike passes
+    // only a mark the reset lowered.
+    let spike = |r: u64, u: usize| 1_000 + (r % 2) * 1_000_000 + r * UPDATERS as u64 + u as u64;
+    let updaters: Vec<_> = (0..UPDATERS)
+        .map(|u| {
+            let (w, round, acks, done) = (w.clone(), round.clone(), acks.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut seen = 0;
+                let mut noise = 0u64;
+                while !done.load(Ordering::Acquire) {
+                    let r = round.load(Ordering::Acquire);
+                    if r != seen {
+                        w.update(spike(r, u));
+                        acks[u].store(r, Ordering::Release);
+                        seen = r;
+                    }
+                    noise = (noise + 7) % 100;
+                    w.update(noise);
+                }
+            })
+        })
+        .collect();
+    let flipper = {
+        let (reg, done) = (reg.clone(), done.clone());
+        std::thread::spawn(move || {
+            let tool = reg.tool();
+            let s2 = tool.session_create().unwrap();
+            let (h2, _) = tool.handle_alloc(s2, w.index(), None).unwrap();
+            while !done.load(Ordering::Acquire) {
+                tool.start(s2, h2).unwrap();
+                tool.stop(s2, h2).unwrap();
+            }
+        })
+    };
+    let mut old = [0u64];
+    for r in 1..=ROUNDS {
+        tool.readreset(s, h, 0, &mut old).unwrap();
+        if r > 1 {
+            let want = spike(r - 1, UPDATERS - 1);
+            assert!(
+                old[0] >= want,
+                "round {r}: the period before the reset holds {}, below spike {want} stored in it",
+                old[0]
+            );
+        }
+        round.store(r, Ordering::Release);
+        for a in acks.iter() {
+            while a.load(Ordering::Acquire) < r {
+                std::hint::spin_loop();
+            }
+        }
+    }
+    done.store(true, Ordering::Release);
+    for t in updaters {
+        t.join().unwrap();
+    }
+    flipper.join().unwrap();
+}

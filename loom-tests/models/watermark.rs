@@ -7,8 +7,15 @@
 //! handle is frozen exactly at its stop, even with an update in flight that
 //! saw it started; a value written to a stopped handle, and the starting
 //! value a reset gives it, stay until the next start. An update racing
-//! with the start of the first started handle may be attributed to before
-//! that start.
+//! with a start, reset or write lands in the period before it or the one
+//! after it, never in neither — also for the first started handle, since
+//! the updater no longer fences: the tool's heavy barrier (`membarrier`,
+//! modelled as a `SeqCst` fence on both sides, see `sync::asymmetric`)
+//! pairs with the updater's compiler fence.
+//!
+//! The walk gate (an update skips the subscriptions when its value passes
+//! no started mark) is checked by `a_stop_does_not_settle_over_a_reset`:
+//! a threshold computed before a reset lowered a mark must never land.
 //!
 //! The stop / write / reset models fail on the engine before the tagged
 //! marks (commit ad7caea), where an in-flight push landed in a stopped
@@ -75,15 +82,12 @@ fn covers_after_start(already_started: bool) {
         let mark = read(&reg, s, h);
         assert!(mark <= 5, "mark {mark} above every level");
         if seen {
-            // update(1) happened after start returned: promised.
-            assert!(mark >= 1, "mark {mark} below a level stored after start");
-            if already_started {
-                // update(5) raced with the start. The window is confined to
-                // the *first* started handle; with another handle started,
-                // either the start's second look at the level or the
-                // updater's walk of the marks must catch it.
-                assert_eq!(mark, 5, "update racing with a second handle's start lost");
-            }
+            // update(5) raced with the start and update(1) came after it:
+            // either update(5) is before the start (the mark starts at 5)
+            // or after it (the mark covers it). Before the asymmetric fence
+            // the first started handle could lose it (the updater did not
+            // fence with no handle started).
+            assert_eq!(mark, 5, "update racing with the start lost (other started: {already_started})");
         }
     });
 }
@@ -151,7 +155,9 @@ fn reset_vs_update() {
             let (reg, w, s, hs) = watermark_handles(1);
             let h = hs[0];
             reg.tool().start(s, h).unwrap();
-            let u = updater(&w, &[5]);
+            // The level goes back down after 5: a reset that missed the
+            // update in both periods cannot hide it behind a read's push.
+            let u = updater(&w, &[5, 1]);
             if !started {
                 reg.tool().stop(s, h).unwrap();
             }
@@ -162,13 +168,36 @@ fn reset_vs_update() {
             let now = read(&reg, s, h);
             assert!(old[0] <= 5 && start <= 5);
             if started {
-                assert_eq!(now, 5, "the level is 5, the started mark must cover it");
                 assert_eq!(old[0].max(now), 5, "update lost by reset");
             } else {
                 assert_eq!(now, start, "stopped handle moved after its reset");
             }
         });
     }
+}
+
+/// A reset that lowers a started mark (9 down to the level 2) while the
+/// component stores 5: the walk gate's threshold was 9, so the updater may
+/// skip its walk, and then the reset must see the level 5 after its heavy
+/// barrier. Whichever side of the reset the update falls, the new period
+/// holds 5 once the level has gone down to 1. Fails without the heavy
+/// barrier (or without the updater's light one).
+#[test]
+fn reset_lowering_a_mark_vs_update() {
+    model(|| {
+        let (reg, w, s, hs) = watermark_handles(1);
+        let h = hs[0];
+        w.update(9);
+        reg.tool().start(s, h).unwrap();
+        w.update(2);
+        let u = updater(&w, &[5]);
+        let mut old = [0u64];
+        reg.tool().readreset(s, h, 0, &mut old).unwrap();
+        assert_eq!(old[0], 9);
+        u.join().unwrap();
+        w.update(1);
+        assert_eq!(read(&reg, s, h), 5, "update concurrent with the reset in neither period");
+    });
 }
 
 /// A tool allocates a watermark handle, starts, reads and frees it
@@ -225,5 +254,37 @@ fn start_vs_stop_race() {
         } else {
             assert_eq!(r, r2, "a stopped handle moved");
         }
+    });
+}
+
+/// Two started handles on one element. A tool resets the first (its mark
+/// drops from 9 to the level 2) while another stops the second (which
+/// recomputes the walk gate's threshold from the started marks, possibly
+/// from the first handle's mark before the reset lowered it). Then the
+/// component stores 5 and 1: the first handle's new period must hold 5.
+/// Fails if a threshold computed before the reset can land after it (a
+/// settle that ignores the gate's generation), since the update of 5
+/// would then skip the walk.
+#[test]
+fn a_stop_does_not_settle_over_a_reset() {
+    model(|| {
+        let (reg, w, s, hs) = watermark_handles(2);
+        let (h1, h2) = (hs[0], hs[1]);
+        w.update(9);
+        reg.tool().start(s, h1).unwrap();
+        reg.tool().start(s, h2).unwrap();
+        w.update(2);
+        let stopper = {
+            let reg = reg.clone();
+            spawn(move || reg.tool().stop(s, h2).unwrap())
+        };
+        let mut old = [0u64];
+        reg.tool().readreset(s, h1, 0, &mut old).unwrap();
+        assert_eq!(old[0], 9);
+        w.update(5);
+        w.update(1);
+        stopper.join().unwrap();
+        assert_eq!(read(&reg, s, h1), 5, "update after the reset skipped its walk");
+        assert_eq!(read(&reg, s, h2), 9, "the stopped handle froze at its mark");
     });
 }

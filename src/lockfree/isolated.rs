@@ -16,17 +16,24 @@ pub(crate) const PAD_BYTES: usize = 128;
 /// See the module documentation.
 pub(crate) struct IsolatedSlice<T> {
     items: Box<[T]>,
-    pad: usize,
 }
 
 impl<T> IsolatedSlice<T> {
+    /// Padding elements on each side (a constant of `T`, so indexing
+    /// loads only the slice's pointer and length).
+    const PAD: usize = PAD_BYTES.div_ceil(if core::mem::size_of::<T>() == 0 {
+        1
+    } else {
+        core::mem::size_of::<T>()
+    });
+
     /// `len` elements made by `make(i)`, padded with `filler()` values.
     pub(crate) fn new(
         len: usize,
         mut make: impl FnMut(usize) -> T,
         filler: impl Fn() -> T,
     ) -> Self {
-        let pad = PAD_BYTES.div_ceil(core::mem::size_of::<T>().max(1));
+        let pad = Self::PAD;
         let items = (0..len + 2 * pad)
             .map(|j| {
                 if (pad..pad + len).contains(&j) {
@@ -36,19 +43,32 @@ impl<T> IsolatedSlice<T> {
                 }
             })
             .collect();
-        Self { items, pad }
+        Self { items }
     }
 
     /// Number of elements (padding not counted).
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.items.len() - 2 * self.pad
+        self.items.len() - 2 * Self::PAD
+    }
+
+    /// Element `i`, or `None` past the last one: one comparison with the
+    /// length (the hot path's index check).
+    #[inline(always)]
+    pub(crate) fn get(&self, i: usize) -> Option<&T> {
+        if i < self.len() {
+            // SAFETY: `items` holds `len() + 2 * PAD` elements (`new`), so
+            // `PAD + i < items.len()` when `i < len()`.
+            Some(unsafe { self.items.get_unchecked(Self::PAD + i) })
+        } else {
+            None
+        }
     }
 
     /// The elements.
     #[inline]
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
-        self.items[self.pad..self.items.len() - self.pad].iter()
+        self.items[Self::PAD..self.items.len() - Self::PAD].iter()
     }
 }
 
@@ -61,7 +81,7 @@ impl<T> Index<usize> for IsolatedSlice<T> {
     #[inline]
     fn index(&self, i: usize) -> &T {
         debug_assert!(i < self.len(), "element {i} of {}", self.len());
-        &self.items[self.pad + i]
+        &self.items[Self::PAD + i]
     }
 }
 
@@ -75,6 +95,8 @@ mod tests {
         assert_eq!(s.len(), 3);
         assert_eq!(s.iter().copied().collect::<Vec<_>>(), [0, 10, 20]);
         assert_eq!(s[2], 20);
+        assert_eq!(s.get(2), Some(&20));
+        assert_eq!(s.get(3), None, "a padding element is not an element");
         let base = s.items.as_ptr() as usize;
         let first = &s[0] as *const u64 as usize;
         assert!(first - base >= PAD_BYTES);

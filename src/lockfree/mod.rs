@@ -12,6 +12,8 @@
 //!   lines;
 //! - [`isolated`]: a boxed slice that shares no cache line with its heap
 //!   neighbours;
+//! - [`walk_gate`]: the threshold a watermark update must pass before it
+//!   walks the subscriptions, kept a lower bound while tools lower marks;
 //! - [`var_table`]: the shape the performance and control variable tables
 //!   share (indexed variables with active flags and lock-free reads, a
 //!   name map, per-object instance maps — the two maps behind a mutex).
@@ -25,3 +27,4 @@ pub(crate) mod slot_table;
 pub(crate) mod striped;
 pub(crate) mod tagged;
 pub(crate) mod var_table;
+pub(crate) mod walk_gate;

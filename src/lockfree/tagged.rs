@@ -49,30 +49,51 @@ pub(crate) fn detect_fast_loads() {
     }
 }
 
-/// The 128-bit load: one `MOVDQA` where that is atomic, else
-/// `portable-atomic`'s. Acquire (x86 loads are).
+/// Whether [`detect_fast_loads`] found 16-byte `MOVDQA` loads atomic.
+#[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
 #[inline(always)]
-fn load_acquire(word: &AtomicU128) -> u128 {
+pub(crate) fn fast_loads() -> bool {
+    FAST_LOADS.load(Ordering::Relaxed)
+}
+
+/// The 128-bit load as one `MOVDQA`. The `asm!` block is also a compiler
+/// barrier: no access of the caller's moves across it in either direction.
+///
+/// # Safety
+///
+/// [`fast_loads`] must have returned true (the CPU has AVX).
+#[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+#[inline(always)]
+pub(crate) unsafe fn load_vector(word: &AtomicU128) -> u128 {
+    let out: core::arch::x86_64::__m128i;
+    // SAFETY: `as_ptr` points to the word's 16 bytes, 16-byte aligned
+    // (`AtomicU128` is `align(16)`), valid for the borrow. The caller
+    // guarantees AVX, on which a 16-byte aligned MOVDQA is a single atomic
+    // access (module documentation), so this races with nothing:
+    // concurrent writers use `lock cmpxchg16b`. No `nomem`/`readonly`
+    // option: the block is a compiler barrier, so no later access moves
+    // above it (acquire; the CPU orders loads) and no earlier store moves
+    // below it. MOVDQA is SSE2, in the x86-64 baseline.
+    unsafe {
+        core::arch::asm!(
+            "movdqa {out}, xmmword ptr [{src}]",
+            src = in(reg) word.as_ptr(),
+            out = out(xmm_reg) out,
+            options(nostack, preserves_flags),
+        );
+        core::mem::transmute::<core::arch::x86_64::__m128i, u128>(out)
+    }
+}
+
+/// The 128-bit load: one `MOVDQA` where that is atomic, else
+/// `portable-atomic`'s. Acquire (x86 loads are). Also the walk gate's
+/// tool-side load (`lockfree::walk_gate`).
+#[inline(always)]
+pub(crate) fn load_acquire(word: &AtomicU128) -> u128 {
     #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
-    if FAST_LOADS.load(Ordering::Relaxed) {
-        let out: core::arch::x86_64::__m128i;
-        // SAFETY: `as_ptr` points to the word's 16 bytes, 16-byte aligned
-        // (`AtomicU128` is `align(16)`), valid for the borrow. FAST_LOADS
-        // is set only on CPUs with AVX, on which a 16-byte aligned MOVDQA
-        // is a single atomic access (module documentation), so this races
-        // with nothing: concurrent writers use `lock cmpxchg16b`. No
-        // `nomem`/`readonly` option: the block is a compiler barrier, so no
-        // later access moves above it (acquire; the CPU orders loads).
-        // MOVDQA is SSE2, in the x86-64 baseline.
-        unsafe {
-            core::arch::asm!(
-                "movdqa {out}, xmmword ptr [{src}]",
-                src = in(reg) word.as_ptr(),
-                out = out(xmm_reg) out,
-                options(nostack, preserves_flags),
-            );
-            return core::mem::transmute::<core::arch::x86_64::__m128i, u128>(out);
-        }
+    if fast_loads() {
+        // SAFETY: `fast_loads` said the CPU has AVX.
+        return unsafe { load_vector(word) };
     }
     word.load(Ordering::Acquire)
 }

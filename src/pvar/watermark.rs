@@ -7,11 +7,11 @@ use crate::hot::storage::watermark::WatermarkStore;
 use crate::hot::storage::{Backing, Storage};
 use crate::sync::Arc;
 use crate::vocabulary::datatype::Datatype;
-use crate::vocabulary::datatype::Magnitude;
+use crate::vocabulary::datatype::{Magnitude, Repr};
 use crate::vocabulary::kinds::PvarClass;
 
 macro_rules! watermark_handle {
-    ($(#[$m:meta])* $name:ident) => {
+    ($(#[$m:meta])* $name:ident, high: $high:expr) => {
         impl<T: Magnitude> ClassHandle for $name<T> {
             const CLASS: PvarClass = PvarClass::$name;
             const DATATYPE: Datatype = T::DATATYPE;
@@ -23,6 +23,9 @@ macro_rules! watermark_handle {
         $(#[$m])*
         pub struct $name<T: Magnitude> {
             storage: Arc<Storage>,
+            /// The storage's watermark store, held directly: an update
+            /// loads one pointer to reach it.
+            store: Arc<WatermarkStore>,
             id: VarId,
             _t: PhantomData<T>,
         }
@@ -31,6 +34,7 @@ macro_rules! watermark_handle {
             fn clone(&self) -> Self {
                 Self {
                     storage: self.storage.clone(),
+                    store: self.store.clone(),
                     id: self.id.clone(),
                     _t: PhantomData,
                 }
@@ -39,17 +43,18 @@ macro_rules! watermark_handle {
 
         impl<T: Magnitude> FromStorage for $name<T> {
             fn from_storage(id: VarId, storage: Arc<Storage>) -> Self {
-                Self { storage, id, _t: PhantomData }
+                let store = match &storage.backing {
+                    Backing::Watermark(w) => w.clone(),
+                    _ => unreachable!("watermark storage"),
+                };
+                Self { storage, store, id, _t: PhantomData }
             }
         }
 
         impl<T: Magnitude> $name<T> {
             #[inline(always)]
             fn store(&self) -> &WatermarkStore {
-                match &self.storage.backing {
-                    Backing::Watermark(w) => w,
-                    _ => unreachable!("watermark storage"),
-                }
+                &self.store
             }
 
             /// Sets the current level of every element to `x` (MPICH's
@@ -60,9 +65,10 @@ macro_rules! watermark_handle {
             }
 
             /// Records the current level of element 0 and pushes the mark
-            /// of every started tool handle. With no started handle this is
-            /// one relaxed store and one relaxed load; with started handles,
-            /// a CAS per mark the value passes.
+            /// of every started tool handle the value passes. One relaxed
+            /// store and one load when the value passes no started mark
+            /// (no handle started, or the marks already cover it, whatever
+            /// the number of handles); else a CAS per mark it passes.
             #[inline(always)]
             pub fn update(&self, x: T) {
                 self.update_at(0, x);
@@ -72,8 +78,9 @@ macro_rules! watermark_handle {
             #[inline(always)]
             pub fn update_at(&self, i: usize, x: T) {
                 if ENABLED {
-                    assert!(i < self.storage.count, "pvar element {i} out of range");
-                    self.store().update(i, x.to_bits());
+                    let bits = x.to_bits();
+                    let key = Repr::of(T::DATATYPE).order_key(bits, $high);
+                    self.store().update(i, bits, key);
                 }
             }
 
@@ -111,7 +118,7 @@ watermark_handle! {
     ///
     /// Async-signal-safe: yes, every method (atomics only; no per-thread
     /// state to prepare).
-    HighWatermark
+    HighWatermark, high: true
 }
 
 watermark_handle! {
@@ -120,5 +127,5 @@ watermark_handle! {
     ///
     /// Async-signal-safe: yes, every method (atomics only; no per-thread
     /// state to prepare).
-    LowWatermark
+    LowWatermark, high: false
 }

@@ -9,8 +9,8 @@
 //!
 //! - [`AtomicU64`] and friends, [`Arc`], [`fence`], [`UnsafeCell`] (with
 //!   loom's closure API in both builds), [`spin_hint`];
-//! - [`AtomicU128`]: `portable-atomic`'s in the real build, a
-//!   mutex-modelled one under loom; [`check_lock_free`] verifies at
+//! - [`AtomicU128`]: `portable-atomic`'s in the real build, under loom a
+//!   version index in a loom atomic (weak loads modelled); [`check_lock_free`] verifies at
 //!   registry creation that it is lock-free on this CPU;
 //! - [`Mutex`]: never poisoned (a panic while it was held leaves the data
 //!   as it was; every engine structure behind a mutex stays consistent
@@ -21,7 +21,11 @@
 //! - [`unmodelled`]: `std` atomics and `OnceLock` for process-wide
 //!   `static`s (id sources, counters) that loom cannot hold and that no
 //!   model checks;
+//! - [`asymmetric`]: the asymmetric fence (`membarrier` on the tool side,
+//!   a compiler fence on the update side), fences under loom;
 //! - `signal`: loom only, the modelled signal handler.
+
+pub(crate) mod asymmetric;
 
 #[cfg(not(loom))]
 mod imp {
@@ -48,33 +52,51 @@ mod imp {
     pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
     pub(crate) use loom::sync::{Mutex as RawMutex, MutexGuard};
 
-    /// loom has no 128-bit atomic; model one with a loom mutex. The mutex is
-    /// only a modelling device: in the real build this is portable-atomic's
-    /// lock-free `cmpxchg16b` implementation.
+    /// loom has no 128-bit atomic. Modelled as a loom `AtomicUsize` holding
+    /// the index of a version in an append-only history of the word's
+    /// values: a load is a real loom load of the index (so it may see an
+    /// older version, as a weak-memory load may), a compare-and-swap a
+    /// real loom read-modify-write of it (so it sees the latest). The
+    /// history itself is bookkeeping outside the model: a version's value
+    /// never changes once pushed, and loom runs one thread at a time.
+    /// (Earlier a loom mutex modelled the word; that made every 128-bit
+    /// load a synchronising lock, stronger than the hardware's, and hid
+    /// missing fences around these words.)
     #[derive(Debug)]
-    pub(crate) struct AtomicU128(loom::sync::Mutex<u128>);
+    pub(crate) struct AtomicU128 {
+        version: loom::sync::atomic::AtomicUsize,
+        history: std::sync::Mutex<Vec<u128>>,
+    }
 
     impl AtomicU128 {
         pub(crate) fn new(v: u128) -> Self {
-            Self(loom::sync::Mutex::new(v))
+            Self {
+                version: loom::sync::atomic::AtomicUsize::new(0),
+                history: std::sync::Mutex::new(vec![v]),
+            }
         }
-        pub(crate) fn load(&self, _o: core::sync::atomic::Ordering) -> u128 {
-            *self.0.lock().unwrap()
+        fn value(&self, version: usize) -> u128 {
+            self.history.lock().unwrap()[version]
+        }
+        pub(crate) fn load(&self, o: core::sync::atomic::Ordering) -> u128 {
+            self.value(self.version.load(o))
         }
         pub(crate) fn compare_exchange(
             &self,
             current: u128,
             new: u128,
-            _s: core::sync::atomic::Ordering,
-            _f: core::sync::atomic::Ordering,
+            s: core::sync::atomic::Ordering,
+            f: core::sync::atomic::Ordering,
         ) -> Result<u128, u128> {
-            let mut g = self.0.lock().unwrap();
-            if *g == current {
-                *g = new;
-                Ok(current)
-            } else {
-                Err(*g)
-            }
+            let next = {
+                let mut h = self.history.lock().unwrap();
+                h.push(new);
+                h.len() - 1
+            };
+            self.version
+                .fetch_update(s, f, |v| (self.value(v) == current).then_some(next))
+                .map(|_| current)
+                .map_err(|v| self.value(v))
         }
         pub(crate) const fn is_lock_free() -> bool {
             true

@@ -159,7 +159,7 @@ pub(crate) enum Repr {
 }
 
 impl Repr {
-    pub(crate) fn of(datatype: Datatype) -> Repr {
+    pub(crate) const fn of(datatype: Datatype) -> Repr {
         match datatype {
             Datatype::Double => Repr::Float,
             Datatype::Int | Datatype::Count => Repr::Signed,
@@ -183,6 +183,26 @@ impl Repr {
         }
     }
 
+    /// The value's place in the watermark's order as an unsigned key: for a
+    /// HIGHWATERMARK (`high`), `passes(v, m, true)` implies
+    /// `order_key(v, true) > order_key(m, true)`; for a LOWWATERMARK the
+    /// same with `high = false`. Signed values flip the sign bit; `f64`
+    /// bits take the IEEE total order (negative values inverted, positive
+    /// ones with the sign bit set); a LOWWATERMARK inverts the key. NaN gets
+    /// some key: nothing passes NaN and NaN passes nothing, so its place
+    /// does not matter. Branch-free; folds to nothing for a known `Unsigned`.
+    #[inline(always)]
+    pub(crate) const fn order_key(self, v: u64, high: bool) -> u64 {
+        const SIGN: u64 = 1 << 63;
+        let flip = match self {
+            Repr::Unsigned => 0,
+            Repr::Signed => SIGN,
+            Repr::Float => (((v as i64) >> 63) as u64) | SIGN,
+        };
+        let key = v ^ flip;
+        if high { key } else { !key }
+    }
+
     /// Whether `v` passes mark `m`: is above it (`high`) or below it.
     #[inline]
     pub(crate) fn passes(self, v: u64, m: u64, high: bool) -> bool {
@@ -202,6 +222,32 @@ impl Repr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn order_keys_follow_passes() {
+        let floats = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-300, 3.0, f64::INFINITY, f64::NAN];
+        let signed = [i64::MIN, -7, -1, 0, 1, 9, i64::MAX];
+        let unsigned = [0, 1, 63, 64, u64::MAX - 1, u64::MAX];
+        let cases: [(Repr, Vec<u64>); 3] = [
+            (Repr::Float, floats.iter().map(|f| f.to_bits()).collect()),
+            (Repr::Signed, signed.iter().map(|&i| i as u64).collect()),
+            (Repr::Unsigned, unsigned.to_vec()),
+        ];
+        for (repr, values) in cases {
+            for high in [true, false] {
+                for &v in &values {
+                    for &m in &values {
+                        if repr.passes(v, m, high) {
+                            assert!(
+                                repr.order_key(v, high) > repr.order_key(m, high),
+                                "{repr:?} high={high}: {v:#x} passes {m:#x} but its key does not"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn abi_values_match_the_standard() {

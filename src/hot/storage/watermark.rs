@@ -20,29 +20,59 @@
 //! threads update, with no epoch pin on the update path (which must stay
 //! async-signal-safe).
 //!
-//! With no started subscription an update is one relaxed store of the level
-//! plus one relaxed load of the started count. With started subscriptions
-//! the update fences (SeqCst), then reads each mark and compare-and-swaps
-//! it only when the value passes it: in steady state (the mark already
-//! covers the level) there is no read-modify-write on a shared line.
+//! An update stores the level, then loads the element's [`WalkGate`]: the
+//! threshold its value's order key must pass before any started mark can
+//! be passed. Only then does it walk the subscriptions and push the marks
+//! its value passes (a compare-and-swap each). With no started
+//! subscription, and in steady state with any number of them (the marks
+//! already cover the levels), an update is one relaxed store of the level
+//! and one load of the gate: no write to a line a tool or another
+//! subscription writes besides the level itself.
 //!
-//! Linearisation of a start: the start makes the marks started (at the
-//! current levels), publishes the started count, fences, and pushes the
-//! levels again; an updater that sees a started count fences before walking
-//! the marks, so with at least one handle already started, either the walk
-//! sees the new mark started or the start's second look sees the level
-//! (the loom model `watermark::start_covers_later_levels_second_handle`
-//! found the case without the updater's fence). The one remaining window:
-//! an update that races with the start of the *first* started handle reads
-//! a started count of zero and does not fence (to keep the no-subscriber
-//! path at one store), so it may be attributed to before that start; it is
-//! the window of a store still in the updating CPU's store buffer.
+//! Linearisation against tools, exact: a tool that lowers a mark (start:
+//! the mark begins at the level; reset; write) opens the element's gate,
+//! changes the mark, runs the heavy side of the asymmetric fence
+//! (`sync::asymmetric`: `membarrier`), then pushes the level into the mark
+//! again and leaves the gate. An updater has the light side (a compiler
+//! fence) between its level store and its gate load. So either the
+//! updater's gate load sees the gate open and its walk sees the changed
+//! mark, or its level store is visible to the tool's second push: an
+//! update concurrent with a start, reset or write is always either in the
+//! period before it or in the period after it, also for the first started
+//! handle (the loom models `watermark::*` check each). A stop only raises
+//! (freezes) marks and needs no barrier; it settles the gate afterwards so
+//! that the stopped marks no longer hold the threshold down.
+//!
+//! The last value stored is one word per element shared by every updater:
+//! a handle started later must begin at the level, the last value any
+//! thread recorded, so that word is written by every update (the one
+//! shared write left, and why updates from two threads to one watermark
+//! element cannot be as cheap as from one).
 
 use crate::lockfree::isolated::IsolatedSlice;
 use crate::lockfree::recycler::Recycler;
 use crate::lockfree::tagged::{RunTag, Tagged, TaggedWord};
-use crate::sync::{AtomicU64, AtomicUsize, Ordering, fence};
+use crate::lockfree::walk_gate::{WALK_NONE, WalkGate};
+use crate::sync::asymmetric;
+use crate::sync::{AtomicU64, Ordering};
 use crate::vocabulary::datatype::Repr;
+
+/// What an update touches: the element's level and its walk gate (one
+/// gate per element, so that a low mark of one element does not make the
+/// updates of the others walk), on one cache line.
+struct Element {
+    gate: WalkGate,
+    level: AtomicU64,
+}
+
+impl Element {
+    fn new(level: u64) -> Self {
+        Self {
+            gate: WalkGate::new(),
+            level: AtomicU64::new(level),
+        }
+    }
+}
 
 struct Subscriber {
     /// The subscription's generation; 0 while the slot is free.
@@ -60,8 +90,7 @@ pub(crate) struct SubKey {
 pub(crate) struct WatermarkStore {
     high: bool,
     repr: Repr,
-    level: IsolatedSlice<AtomicU64>,
-    started: AtomicUsize,
+    elements: IsolatedSlice<Element>,
     subs: Recycler<Subscriber>,
     /// The last generation handed out (generations are per store: a key
     /// never leaves the handle that holds it).
@@ -73,8 +102,7 @@ impl WatermarkStore {
         Self {
             high,
             repr,
-            level: IsolatedSlice::new(count, |_| AtomicU64::new(initial), || AtomicU64::new(0)),
-            started: AtomicUsize::new(0),
+            elements: IsolatedSlice::new(count, |_| Element::new(initial), || Element::new(0)),
             subs: Recycler::new(),
             generations: AtomicU64::new(0),
         }
@@ -83,7 +111,7 @@ impl WatermarkStore {
     /// The current level of element `i`. Async-signal-safe.
     #[inline]
     pub(crate) fn level(&self, i: usize) -> u64 {
-        self.level[i].load(Ordering::Relaxed)
+        self.elements[i].level.load(Ordering::Relaxed)
     }
 
     /// The more extreme of two values: the higher for a HIGHWATERMARK.
@@ -96,28 +124,48 @@ impl WatermarkStore {
         }
     }
 
-    /// Component update of element `i`: record the level, then push the
-    /// marks of started subscriptions. Async-signal-safe.
+    /// The order key of `v` in this store's direction (`Repr::order_key`).
     #[inline]
-    pub(crate) fn update(&self, i: usize, v: u64) {
-        self.level[i].store(v, Ordering::Relaxed);
-        if self.started.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        self.update_subscribers(i, v);
+    fn key(&self, v: u64) -> u64 {
+        self.repr.order_key(v, self.high)
     }
 
+    /// Component update of element `i` to `v`, whose order key is `key`
+    /// (`Repr::order_key` of this store's representation and direction:
+    /// the caller knows both at compile time, so the key costs nothing for
+    /// unsigned values). Stores the level, then walks the subscriptions
+    /// only if the key passes the element's gate. Async-signal-safe.
+    ///
+    /// Panics if `i` is not an element, naming the element.
+    #[inline(always)]
+    pub(crate) fn update(&self, i: usize, v: u64, key: u64) {
+        debug_assert_eq!(key, self.key(v));
+        let Some(e) = self.elements.get(i) else {
+            out_of_range(i)
+        };
+        e.level.store(v, Ordering::Relaxed);
+        // With the light side of the fence whose heavy side a tool runs
+        // after lowering a mark (module documentation).
+        if key > e.gate.threshold_after_store() {
+            self.update_subscribers(i, v);
+        }
+    }
+
+    /// Pushes `v` into every started mark of element `i` it passes, then
+    /// raises the gate's threshold to the lowest started mark left, if no
+    /// tool opened the gate since it was loaded here (before the marks).
     #[inline(never)]
     fn update_subscribers(&self, i: usize, v: u64) {
-        // Pairs with the fence in `start`: either this walk sees a mark
-        // being started as started, or that start's second look at the
-        // levels sees our level store. Without it a store still in this
-        // CPU's store buffer could be missed by both (found by the loom
-        // model `watermark::start_covers_later_levels_second_handle`). Only
-        // the path with started subscriptions pays for it.
-        fence(Ordering::SeqCst);
+        let gate = self.elements[i].gate.load();
+        let mut lowest = WALK_NONE;
         for (_, sub) in self.subs.items.iter() {
-            self.push(&sub.marks[i], v);
+            let after = self.push(&sub.marks[i], v);
+            if after.tag.started() {
+                lowest = lowest.min(self.key(after.value));
+            }
+        }
+        if gate.is_quiet() && lowest > gate.threshold {
+            self.elements[i].gate.settle(gate, lowest);
         }
     }
 
@@ -142,8 +190,8 @@ impl WatermarkStore {
     /// Sets every level (component `init`). The new level is a level like
     /// any other: started marks cover it, as after an update.
     pub(crate) fn set_all_levels(&self, v: u64) {
-        for i in 0..self.level.len() {
-            self.update(i, v);
+        for i in 0..self.elements.len() {
+            self.update(i, v, self.key(v));
         }
     }
 
@@ -156,7 +204,7 @@ impl WatermarkStore {
             .take(usize::MAX, || Subscriber {
                 generation: AtomicU64::new(0),
                 marks: IsolatedSlice::new(
-                    self.level.len(),
+                    self.elements.len(),
                     |_| TaggedWord::new(0, RunTag::INITIAL),
                     || TaggedWord::new(0, RunTag::INITIAL),
                 ),
@@ -188,24 +236,71 @@ impl WatermarkStore {
     }
 
     /// Moves every mark to the started transition `tag`, at the current
-    /// level, then publishes the started count and looks at the levels
-    /// again. Called by the one caller that won the handle's transition;
-    /// a mark already at a later epoch is left alone. Async-signal-safe.
+    /// level, then pushes the levels again after the heavy barrier. Called
+    /// by the one caller that won the handle's transition; a mark already
+    /// at a later epoch is left alone. Async-signal-safe.
     pub(crate) fn start(&self, key: SubKey, tag: RunTag) {
         let marks = self.marks(key);
-        for (i, m) in marks.iter().enumerate() {
-            m.advance(tag, |_| self.level(i));
-        }
-        // A handler may interrupt us here, with the marks started but the
-        // count not yet raised.
-        #[cfg(loom)]
-        crate::sync::signal::point();
-        self.started.fetch_add(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
+        self.lowering(0..marks.len(), |i| {
+            marks[i].advance(tag, |_| self.level(i));
+            // A handler may interrupt us here, with some marks started and
+            // the levels not looked at again.
+            #[cfg(loom)]
+            crate::sync::signal::point();
+        });
         // Levels stored before our marks became visible to updaters.
         for (i, m) in marks.iter().enumerate() {
             self.push(m, self.level(i));
         }
+        self.settle(0..marks.len());
+    }
+
+    /// Runs `lower` on elements `range` (changes that may lower a started
+    /// mark) with their gates open, then the heavy barrier. The caller
+    /// pushes the levels into the marks it changed, then calls
+    /// [`Self::settle`].
+    fn lowering(&self, range: core::ops::Range<usize>, mut lower: impl FnMut(usize)) {
+        for i in range.clone() {
+            self.elements[i].gate.open();
+        }
+        for i in range {
+            lower(i);
+        }
+        asymmetric::heavy();
+    }
+
+    /// Leaves the gates of `range` opened by [`Self::lowering`] (or, with
+    /// `open = false`, only settles them) and, if no other tool is in
+    /// flight, recomputes each threshold from the started marks.
+    fn settle_gates(&self, range: core::ops::Range<usize>, opened: bool) {
+        for i in range {
+            let gate = &self.elements[i].gate;
+            let mut quiet = if opened { gate.leave() } else { gate.quiet() };
+            while let Some(from) = quiet {
+                if gate.settle(from, self.threshold(i)) {
+                    break;
+                }
+                quiet = gate.quiet();
+            }
+        }
+    }
+
+    /// [`Self::settle_gates`] after [`Self::lowering`].
+    fn settle(&self, range: core::ops::Range<usize>) {
+        self.settle_gates(range, true);
+    }
+
+    /// The lowest order key of the started marks of element `i` (none:
+    /// `WALK_NONE`): a value whose key does not exceed it passes none.
+    fn threshold(&self, i: usize) -> u64 {
+        self.subs
+            .items
+            .iter()
+            .map(|(_, sub)| sub.marks[i].load())
+            .filter(|w| w.tag.started())
+            .map(|w| self.key(w.value))
+            .min()
+            .unwrap_or(WALK_NONE)
     }
 
     /// Moves every mark to the stopped transition `tag`: the mark freezes
@@ -213,7 +308,8 @@ impl WatermarkStore {
     /// Called by the caller that won the handle's transition.
     /// Async-signal-safe.
     pub(crate) fn stop(&self, key: SubKey, tag: RunTag) {
-        for (i, m) in self.marks(key).iter().enumerate() {
+        let marks = self.marks(key);
+        for (i, m) in marks.iter().enumerate() {
             m.advance(tag, |w| {
                 if w.tag.started() {
                     self.extreme(w.value, self.level(i))
@@ -222,7 +318,9 @@ impl WatermarkStore {
                 }
             });
         }
-        self.started.fetch_sub(1, Ordering::SeqCst);
+        // Stopping only takes marks out of the threshold: no barrier, but
+        // the thresholds may rise.
+        self.settle_gates(0..marks.len(), false);
     }
 
     /// The mark of element `i`: frozen while stopped; while started it
@@ -238,15 +336,24 @@ impl WatermarkStore {
     /// compare-and-swap: an update lands either in the returned value or in
     /// the new period. Async-signal-safe.
     pub(crate) fn reset(&self, key: SubKey, i: usize) -> u64 {
-        self.marks(key)[i].set_value(|w| {
-            let level = self.level(i);
-            let old = if w.tag.started() {
-                self.extreme(w.value, level)
-            } else {
-                w.value
-            };
-            (level, old)
-        })
+        let mark = &self.marks(key)[i];
+        let mut old = 0;
+        self.lowering(i..i + 1, |i| {
+            old = mark.set_value(|w| {
+                let level = self.level(i);
+                let old = if w.tag.started() {
+                    self.extreme(w.value, level)
+                } else {
+                    w.value
+                };
+                (level, old)
+            });
+        });
+        // A level stored before the reset became visible to its updater
+        // is one of the new period's (the period starts at the level).
+        self.push(mark, self.level(i));
+        self.settle(i..i + 1);
+        old
     }
 
     /// Overwrites the mark of element `i` (tool `write`): a stopped mark
@@ -255,8 +362,9 @@ impl WatermarkStore {
     /// Async-signal-safe.
     pub(crate) fn write(&self, key: SubKey, i: usize, v: u64) {
         let mark = &self.marks(key)[i];
-        mark.set_value(|_| (v, ()));
+        self.lowering(i..i + 1, |_| mark.set_value(|_| (v, ())));
         self.push(mark, self.level(i));
+        self.settle(i..i + 1);
     }
 
     /// Subscriptions held (slots not on the free list).
@@ -285,6 +393,12 @@ impl WatermarkStore {
             self.subs.give_back(key.index);
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_range(i: usize) -> ! {
+    panic!("pvar element {i} out of range")
 }
 
 /// Puts a free slot's mark back at epoch 0, stopped, holding `value`.
