@@ -127,7 +127,9 @@ fn alloc_free(c: &mut Criterion) {
     group.bench_function("readreset_counter", |b| {
         b.iter_custom(|iters| {
             let mut v = [0u64];
-            timed(iters, || tool.readreset(s, black_box(h), 0, &mut v).unwrap())
+            timed(iters, || {
+                tool.readreset(s, black_box(h), 0, &mut v).unwrap()
+            })
         })
     });
     let h = tool.handle_alloc(s, wm.index(), None).unwrap().0;
@@ -148,7 +150,9 @@ fn alloc_free(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("readreset_watermark", case), |b| {
             b.iter_custom(|iters| {
                 let mut v = [0u64];
-                timed(iters, || tool.readreset(s, black_box(h), 0, &mut v).unwrap())
+                timed(iters, || {
+                    tool.readreset(s, black_box(h), 0, &mut v).unwrap()
+                })
             })
         });
         stop.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -124,13 +124,16 @@ thread_local! {
 
 /// Increments a counter from a thread-local destructor, possibly after the
 /// engine's own exit destructor ran (then the update goes to the shared
-/// orphan record).
+/// orphan record), through the handle and through a `LocalCounter` made
+/// there (which panicked on an exiting thread before it learnt to use
+/// the orphan record).
 struct LateUpdate(Cell<Option<pvar::Counter>>);
 
 impl Drop for LateUpdate {
     fn drop(&mut self) {
         if let Some(c) = self.0.take() {
             c.add(1000);
+            c.local(0).add(500);
         }
     }
 }
@@ -154,7 +157,7 @@ fn updates_from_thread_local_destructors_are_kept() {
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(c.get(), THREADS * 1001);
+    assert_eq!(c.get(), THREADS * 1501);
 }
 
 #[test]

@@ -5,10 +5,10 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 use super::var_id::{ClassHandle, ENABLED, FromStorage, VarId};
-use crate::hot::cells::{CellRange, OwnedCell};
+use crate::hot::cells::{CellRange, LocalCell, OwnedCell};
 use crate::hot::clock::Clock;
 use crate::hot::storage::{Backing, Storage};
-use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::sync::{Arc, Ordering};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::datatype::Magnitude;
 use crate::vocabulary::datatype::Repr;
@@ -76,7 +76,7 @@ impl Sharded {
         self.storage.current(i)
     }
 
-    fn local_cell(&self, i: usize) -> &AtomicU64 {
+    fn local_cell(&self, i: usize) -> LocalCell<'_> {
         self.check(i);
         self.cells.local_cell(i)
     }
@@ -213,7 +213,13 @@ impl Counter {
     /// A handle to element `i` bound to the calling thread: fetch it once,
     /// then each `inc` is one relaxed load and one relaxed store of a cell
     /// whose address is already known. Not `Send`: it must stay on the
-    /// thread that made it.
+    /// thread that made it. Made on a thread whose exit has begun (in a
+    /// thread-local destructor), it updates the variable's shared record
+    /// for exited threads with atomic adds instead.
+    ///
+    /// Do not keep one past the start of the thread's exit (in a
+    /// thread-local whose destructor runs after pvar's): the thread's cells
+    /// may then pass to a new thread, and both would write them.
     pub fn local(&self, i: usize) -> LocalCounter<'_> {
         LocalCounter {
             cell: self.core.local_cell(i),
@@ -229,7 +235,7 @@ impl Counter {
 /// Async-signal-safe: yes (a load and a store of this thread's existing
 /// cell), except against an update of the same element it interrupted.
 pub struct LocalCounter<'a> {
-    cell: &'a AtomicU64,
+    cell: LocalCell<'a>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -244,11 +250,16 @@ impl LocalCounter<'_> {
     #[inline(always)]
     pub fn add(&self, n: u64) {
         if ENABLED {
-            // Single writer: the cell belongs to this thread.
-            self.cell.store(
-                self.cell.load(Ordering::Relaxed).wrapping_add(n),
-                Ordering::Relaxed,
-            );
+            let cell = self.cell.cell;
+            if self.cell.shared {
+                cell.fetch_add(n, Ordering::Relaxed);
+            } else {
+                // Single writer: the cell belongs to this thread.
+                cell.store(
+                    cell.load(Ordering::Relaxed).wrapping_add(n),
+                    Ordering::Relaxed,
+                );
+            }
         }
     }
 }

@@ -26,9 +26,9 @@
 //! fallback flag is a `static` set once at registry creation.
 
 #[cfg(not(loom))]
-use super::unmodelled::AtomicBool;
-#[cfg(not(loom))]
 use super::compiler_fence;
+#[cfg(not(loom))]
+use super::unmodelled::AtomicBool;
 use super::{Ordering, fence};
 
 /// Whether `membarrier` is registered for this process: set once by
@@ -47,7 +47,14 @@ mod membarrier {
         // SAFETY: `membarrier(cmd, flags = 0, cpu_id = 0)` reads and writes
         // no memory of ours; an unknown command returns -1 (EINVAL), and a
         // kernel or filter without the call returns -1 (ENOSYS / EPERM).
-        unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0 as libc::c_long, 0 as libc::c_long) }
+        unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                cmd,
+                0 as libc::c_long,
+                0 as libc::c_long,
+            )
+        }
     }
 
     /// Registers the process for private expedited barriers; false if the

@@ -225,7 +225,16 @@ mod tests {
 
     #[test]
     fn order_keys_follow_passes() {
-        let floats = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-300, 3.0, f64::INFINITY, f64::NAN];
+        let floats = [
+            f64::NEG_INFINITY,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-300,
+            3.0,
+            f64::INFINITY,
+            f64::NAN,
+        ];
         let signed = [i64::MIN, -7, -1, 0, 1, 9, i64::MAX];
         let unsigned = [0, 1, 63, 64, u64::MAX - 1, u64::MAX];
         let cases: [(Repr, Vec<u64>); 3] = [

@@ -211,6 +211,9 @@ impl CellSpace {
     /// Async-signal-safe when this thread has updated a variable in the
     /// same chunk before (or called [`CellSpace::prepare_thread`] after the
     /// variable was registered). Its first use on a thread allocates.
+    /// (The engine updates through [`CellRange::update`], which is this
+    /// with the space's id held in the range; the unit tests use this.)
+    #[cfg(test)]
     #[inline(always)]
     fn update(&self, slot: CellAddr, f: impl Fn(u64) -> u64) {
         // SAFETY: `self.id` is the id of `self`, which is alive.
@@ -219,7 +222,7 @@ impl CellSpace {
         }
     }
 
-    /// The fast path of [`CellSpace::update`], for the space whose id is
+    /// The fast path of `CellSpace::update`, for the space whose id is
     /// `id`, reading no field of the space: finds the cell with
     /// [`CellSpace::cached_cell`], does the relaxed load and relaxed store,
     /// and returns `true`. Returns `false`, having done nothing, when the
@@ -260,7 +263,7 @@ impl CellSpace {
         unsafe { record_cache::cell(id, slot.bits()) }
     }
 
-    /// The slow path of [`CellSpace::update`]: creates this thread's id,
+    /// The slow path of `CellSpace::update`: creates this thread's id,
     /// record and chunk as needed (allocates; not async-signal-safe), caches
     /// the record, and applies `f`; after the thread's exit destructor, applies
     /// `f` to the shared orphan record with compare-and-swap.
@@ -317,13 +320,21 @@ impl CellSpace {
             .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
-    /// The calling thread's cell at `slot`, allocating it on first use.
-    fn local_cell(&self, slot: CellAddr) -> &AtomicU64 {
-        // Touch the cell through the update path, which creates the record
-        // and chunk if needed; then the record cache points at them.
-        self.update(slot, |v| v);
-        self.local_cell_existing(slot)
-            .expect("the update above created this thread's cell")
+    /// The calling thread's cell at `slot`, allocating it on first use
+    /// (`shared: false`: this thread is its only writer); on a thread whose
+    /// exit has begun, the orphan record's cell (`shared: true`: writers
+    /// must use read-modify-writes).
+    fn local_cell(&self, slot: CellAddr) -> LocalCell<'_> {
+        match self.owned_cell(slot) {
+            Some(owned) => LocalCell {
+                cell: owned.cell,
+                shared: false,
+            },
+            None => LocalCell {
+                cell: self.orphan_cell(slot.chunk(), slot.offset()),
+                shared: true,
+            },
+        }
     }
 
     /// The calling thread's cell at `slot` with what proves it is still
@@ -537,6 +548,16 @@ impl CellSpace {
     }
 }
 
+/// A cell the calling thread may update directly (see
+/// `CellSpace::local_cell`).
+#[derive(Clone, Copy)]
+pub(crate) struct LocalCell<'a> {
+    pub(crate) cell: &'a AtomicU64,
+    /// Whether other threads write the cell too (the orphan record of an
+    /// exiting thread): then only read-modify-writes keep their updates.
+    pub(crate) shared: bool,
+}
+
 /// A thread's cell, as a C use site caches it: the cell, the owner word
 /// of the record it is in, and the calling thread's incarnation. While the
 /// owner word holds that incarnation, the cell is the thread's alone: the
@@ -597,7 +618,7 @@ impl CellRange {
 
     /// Applies `f` to the calling thread's cell `i` (a relaxed load and a
     /// relaxed store once the thread has touched the cell's chunk). See
-    /// [`CellSpace::update`] for when it is async-signal-safe.
+    /// `CellSpace::update` for when it is async-signal-safe.
     #[inline(always)]
     pub(crate) fn update(&self, i: usize, f: impl Fn(u64) -> u64) {
         let addr = self.addr(i);
@@ -646,7 +667,7 @@ impl CellRange {
     }
 
     /// The calling thread's cell `i`, allocating it on first use.
-    pub(crate) fn local_cell(&self, i: usize) -> &AtomicU64 {
+    pub(crate) fn local_cell(&self, i: usize) -> LocalCell<'_> {
         self.space.local_cell(self.addr(i))
     }
 
