@@ -67,8 +67,9 @@
 //! record; each cell has one writer and moves only forward, so successive
 //! sums never go backwards. Shared classes (STATE, SIZE, PERCENTAGE,
 //! GENERIC) are one atomic per element; watermarks keep the level and each
-//! started handle's mark, pushed by the updater only when the value passes
-//! it.
+//! started handle's mark, and an update walks the marks only when its value
+//! passes a threshold kept below all of them: one store and one load in
+//! steady state, with any number of started handles.
 //!
 //! **Handles keep their own state.** A tool handle never writes the hot
 //! cells. A SUM handle keeps `accum − offset` per element in a 128-bit word
