@@ -269,9 +269,10 @@ impl WatermarkStore {
         asymmetric::heavy();
     }
 
-    /// Leaves the gates of `range` opened by [`Self::lowering`] (or, with
-    /// `open = false`, only settles them) and, if no other tool is in
-    /// flight, recomputes each threshold from the started marks.
+    /// Leaves the gates of `range` opened by [`Self::lowering`] (with
+    /// `opened = false`, after a change that opened none, only looks) and,
+    /// if no other tool is in flight, recomputes each threshold from the
+    /// started marks and settles it.
     fn settle_gates(&self, range: core::ops::Range<usize>, opened: bool) {
         for i in range {
             let gate = &self.elements[i].gate;
