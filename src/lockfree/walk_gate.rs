@@ -60,15 +60,16 @@ pub(crate) const WALK_NONE: u64 = u64::MAX;
 const IN_FLIGHT: u64 = 1;
 const GENERATION: u64 = 1 << 32;
 
-/// The gate's state, as loaded before a recomputation.
+/// The gate's state: its threshold and its control word (generation and
+/// tools in flight), as loaded before a recomputation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Quiet {
+pub(crate) struct GateState {
     /// Updates whose key does not exceed it skip the walk.
     pub(crate) threshold: u64,
     control: u64,
 }
 
-impl Quiet {
+impl GateState {
     /// Whether no tool is in flight (a threshold may be settled from it).
     #[inline]
     pub(crate) fn is_quiet(self) -> bool {
@@ -114,9 +115,9 @@ impl WalkGate {
 
     /// The gate as it is (one load). Async-signal-safe.
     #[inline(always)]
-    pub(crate) fn load(&self) -> Quiet {
+    pub(crate) fn load(&self) -> GateState {
         let (threshold, control) = unpack(load_acquire(&self.0));
-        Quiet { threshold, control }
+        GateState { threshold, control }
     }
 
     /// A compare-and-swap loop applying `f` to `(threshold, control)`.
@@ -143,21 +144,21 @@ impl WalkGate {
 
     /// The tool is done with its marks. Returns the state to settle from
     /// if no other tool is in flight.
-    pub(crate) fn leave(&self) -> Option<Quiet> {
+    pub(crate) fn leave(&self) -> Option<GateState> {
         let (threshold, control) = self.change(|t, c| (t, c - IN_FLIGHT));
-        Some(Quiet { threshold, control }).filter(|q| q.is_quiet())
+        Some(GateState { threshold, control }).filter(|q| q.is_quiet())
     }
 
     /// The state to settle from, if no tool is in flight (after a change
     /// that only raised marks, such as a stop).
-    pub(crate) fn quiet(&self) -> Option<Quiet> {
+    pub(crate) fn quiet(&self) -> Option<GateState> {
         Some(self.load()).filter(|q| q.is_quiet())
     }
 
     /// Stores `threshold`, computed from the marks after `from` was
     /// loaded, unless the gate changed since. Returns false if it did (the
     /// caller may recompute from a fresh [`quiet`](Self::quiet)).
-    pub(crate) fn settle(&self, from: Quiet, threshold: u64) -> bool {
+    pub(crate) fn settle(&self, from: GateState, threshold: u64) -> bool {
         from.threshold == threshold
             || self
                 .0

@@ -303,7 +303,10 @@ impl Tool {
     /// continuous variables. Starting a started handle does nothing.
     ///
     /// Async-signal-safe: yes, on an allocated session and handle (a callback
-    /// variable's notify function must be too).
+    /// variable's notify function must be too). A HIGH/LOWWATERMARK handle
+    /// also makes one `membarrier` system call (the tool side of the
+    /// asymmetric fence, `docs/design.md`): no lock, no allocation,
+    /// 0.1–3 µs.
     pub fn start(&self, session: SessionId, handle: HandleId) -> Result<()> {
         self.handle(session, handle)?.start()
     }
@@ -345,6 +348,9 @@ impl Tool {
     /// variables.
     ///
     /// Async-signal-safe: yes, on an allocated session and handle.
+    /// A HIGH/LOWWATERMARK handle also makes one `membarrier` system call
+    /// (the tool side of the asymmetric fence, `docs/design.md`): no lock,
+    /// no allocation, 0.1–3 µs.
     pub fn write(
         &self,
         session: SessionId,
@@ -359,6 +365,9 @@ impl Tool {
     /// `PVAR_NO_WRITE` for read-only variables.
     ///
     /// Async-signal-safe: yes, on an allocated session and handle.
+    /// A HIGH/LOWWATERMARK handle also makes one `membarrier` system call
+    /// (the tool side of the asymmetric fence, `docs/design.md`): no lock,
+    /// no allocation, 0.1–3 µs.
     pub fn reset(&self, session: SessionId, handle: HandleId) -> Result<()> {
         self.handle(session, handle)?.reset()
     }
@@ -372,6 +381,9 @@ impl Tool {
     /// Async-signal-safe: yes, on an allocated session and handle: the
     /// value and the reset are one 128-bit CAS per element, so a handler
     /// that interrupts another operation on the handle never waits for it.
+    /// A HIGH/LOWWATERMARK handle also makes one `membarrier` system call
+    /// (the tool side of the asymmetric fence, `docs/design.md`): no lock,
+    /// no allocation, 0.1–3 µs.
     pub fn readreset(
         &self,
         session: SessionId,
