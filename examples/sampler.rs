@@ -23,7 +23,29 @@ mod imp {
     use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
     use std::time::{Duration, Instant};
 
-    use pvar::{HandleId, Registry, SessionId};
+    use pvar::{Aggregate, Counter, HandleId, HighWatermark, Registry, SessionId, SiteRef, Timer};
+
+    // The component's variables, declared at their use sites (one function
+    // each: the workers update them, `main` registers them before the tool
+    // allocates its handles, and reads the totals).
+    fn msgs() -> SiteRef<Counter> {
+        pvar::counter!("msgs_sent", description = "messages sent")
+    }
+    fn bytes() -> SiteRef<Aggregate<u64>> {
+        pvar::aggregate!("bytes_sent", description = "payload bytes sent")
+    }
+    fn busy() -> SiteRef<Timer> {
+        pvar::timer!(
+            "progress_busy",
+            description = "time spent polling for large messages"
+        )
+    }
+    fn queue() -> SiteRef<HighWatermark<u64>> {
+        pvar::high_watermark!(
+            "queue_depth",
+            description = "deepest queue since the last sample"
+        )
+    }
 
     /// One sample: when, on which thread, and the pvar values.
     struct Sample {
@@ -94,7 +116,7 @@ mod imp {
                 // Deltas since the previous sample: read and reset in one step.
                 slot.msgs.store(readreset(reg, s, &H_MSGS), Relaxed);
                 slot.bytes.store(readreset(reg, s, &H_BYTES), Relaxed);
-                // Nanoseconds (the timer is registered as unsigned).
+                // Seconds, as the bits of an f64 (a timer is a double).
                 slot.busy.store(readreset(reg, s, &H_BUSY), Relaxed);
                 // Highest queue depth since the previous sample.
                 slot.queue_max.store(readreset(reg, s, &H_QUEUE), Relaxed);
@@ -120,16 +142,9 @@ mod imp {
     }
 
     pub fn main() {
-        // 1. The registry and the variables a runtime would register.
+        // 1. The registry, and the component's variables (registered by
+        // their use sites' first call; `index` is one).
         let reg: &'static Registry = pvar::global();
-        let msgs = reg.counter("msgs_sent").register().unwrap();
-        let bytes = reg.aggregate::<u64>("bytes_sent").register().unwrap();
-        let busy = reg
-            .timer("progress_busy")
-            .datatype(pvar::Datatype::UnsignedLongLong)
-            .register()
-            .unwrap();
-        let queue = reg.high_watermark::<u64>("queue_depth").register().unwrap();
 
         // 2. The session and handles, before the handler exists.
         let s = reg.tool().session_create().unwrap();
@@ -137,10 +152,10 @@ mod imp {
             let (h, _) = reg.tool().handle_alloc(s, index, None).unwrap();
             slot.store(h.to_raw(), Relaxed);
         };
-        handle(msgs.index(), &H_MSGS);
-        handle(bytes.index(), &H_BYTES);
-        handle(busy.index(), &H_BUSY);
-        handle(queue.index(), &H_QUEUE);
+        handle(msgs().index(), &H_MSGS);
+        handle(bytes().index(), &H_BYTES);
+        handle(busy().index(), &H_BUSY);
+        handle(queue().index(), &H_QUEUE);
         reg.tool().start_all(s).unwrap();
         SESSION.store(s.to_raw(), Relaxed);
         REG.store(reg as *const Registry as *mut Registry, Release);
@@ -166,8 +181,6 @@ mod imp {
         let start = Instant::now();
         let workers: Vec<_> = (1..=2u64)
             .map(|id| {
-                let (msgs, bytes, busy, queue) =
-                    (msgs.clone(), bytes.clone(), busy.clone(), queue.clone());
                 let stop = stop.clone();
                 std::thread::spawn(move || {
                     THREAD.set(id);
@@ -178,14 +191,14 @@ mod imp {
                         let phase = (start.elapsed().as_millis() / 250) % 3;
                         match phase {
                             0 => {
-                                msgs.inc();
-                                bytes.add(64);
+                                msgs().inc();
+                                bytes().add(64);
                                 depth = depth.saturating_sub(1);
                             }
                             1 => {
-                                let _g = busy.scoped();
-                                msgs.inc();
-                                bytes.add(64 * 1024);
+                                let _g = busy().scoped();
+                                msgs().inc();
+                                bytes().add(64 * 1024);
                                 for _ in 0..200 {
                                     std::hint::black_box(n);
                                 }
@@ -194,11 +207,11 @@ mod imp {
                                 if n.is_multiple_of(64) {
                                     depth += 1;
                                 }
-                                msgs.inc();
-                                bytes.add(512);
+                                msgs().inc();
+                                bytes().add(512);
                             }
                         }
-                        queue.update(depth);
+                        queue().update(depth);
                     }
                 })
             })
@@ -224,22 +237,22 @@ mod imp {
             "{:>4} {:>9} {:>6} {:>9} {:>12} {:>10} {:>7}",
             "#", "t (ms)", "thread", "msgs", "bytes", "busy (us)", "q max"
         );
-        let mut totals = (0u64, 0u64, 0u64);
+        let mut totals = (0u64, 0u64, 0.0f64);
         for (i, s) in SAMPLES.iter().take(taken).enumerate() {
             let t = clock.ticks_to_nanos(s.ticks.load(Relaxed).wrapping_sub(t0)) as f64 / 1e6;
-            let (m, b, busy_ns) = (
+            let (m, b, busy_s) = (
                 s.msgs.load(Relaxed),
                 s.bytes.load(Relaxed),
-                s.busy.load(Relaxed),
+                f64::from_bits(s.busy.load(Relaxed)),
             );
-            totals = (totals.0 + m, totals.1 + b, totals.2 + busy_ns);
+            totals = (totals.0 + m, totals.1 + b, totals.2 + busy_s);
             let thread = match s.thread.load(Relaxed) {
                 0 => "main".to_string(),
                 id => format!("w{id}"),
             };
             println!(
                 "{i:>4} {t:>9.2} {thread:>6} {m:>9} {b:>12} {:>10.1} {:>7}",
-                busy_ns as f64 / 1e3,
+                busy_s * 1e6,
                 s.queue_max.load(Relaxed)
             );
         }
@@ -250,9 +263,9 @@ mod imp {
             ERRORS.load(Relaxed),
             totals.0,
             totals.1,
-            totals.2 as f64 / 1e6,
-            msgs.get(),
-            bytes.get(),
+            totals.2 * 1e3,
+            msgs().get(),
+            bytes().get(),
         );
     }
 }

@@ -83,11 +83,16 @@ fn cvar_out(reg: &Registry, name: &str, value: u64) -> CvarValueOut {
     }
 }
 
-/// Runs the same hot loop without and with pvar calls (in a registry of
-/// its own, no tool attached), alternating, and keeps the best of each.
-fn measure_overhead(cfg: Config, round: Duration, rounds: usize) -> Res<(f64, f64)> {
-    let reg = Registry::new();
-    let v = vars::register(&reg, cfg.threads)?;
+/// Runs the same hot loop without and with pvar calls, alternating, and
+/// keeps the best of each. Called after the main run's final snapshot, with
+/// the session's handles stopped: the instrumented rounds update the same
+/// variables, as a component does while no tool reads.
+fn measure_overhead(
+    cfg: Config,
+    v: &vars::DemoVars,
+    round: Duration,
+    rounds: usize,
+) -> Res<(f64, f64)> {
     let (mut base, mut instr) = (f64::INFINITY, f64::INFINITY);
     for r in 0..rounds {
         for k in 0..2 {
@@ -95,10 +100,10 @@ fn measure_overhead(cfg: Config, round: Duration, rounds: usize) -> Res<(f64, f6
             let stop = AtomicBool::new(false);
             let during = || std::thread::sleep(round);
             if on {
-                let st = workload::run::<true>(cfg, &v, &stop, during);
+                let st = workload::run::<true>(cfg, v, &stop, during);
                 instr = instr.min(st.cpu_ns_per_msg());
             } else {
-                let st = workload::run::<false>(cfg, &v, &stop, during);
+                let st = workload::run::<false>(cfg, v, &stop, during);
                 base = base.min(st.cpu_ns_per_msg());
             }
         }
@@ -120,7 +125,7 @@ pub fn run(args: Args) -> Res<()> {
     // The tool interface, the component's variables, the tool's cvar write.
     let (_provided, guard) = pvar::process::init_thread(pvar::THREAD_MULTIPLE)?;
     let reg: &'static Registry = guard.registry();
-    let v = vars::register(reg, threads)?;
+    let v = vars::register(threads)?;
     if let Some(size) = args.message_size {
         if size > MAX_MESSAGE {
             return Err(format!("--message-size must be at most {MAX_MESSAGE}").into());
@@ -198,7 +203,7 @@ pub fn run(args: Args) -> Res<()> {
     }
     let round = Duration::from_secs_f64((duration / 12.0).clamp(0.1, 0.3));
     let rounds = 3;
-    let (base, instr) = measure_overhead(cfg, round, rounds)?;
+    let (base, instr) = measure_overhead(cfg, &v, round, rounds)?;
     if mode == Mode::Terminal {
         eprint!("\x1b[2K");
     }

@@ -317,7 +317,7 @@ fn print_text(l: &Listing) {
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let (_provided, guard) = pvar::process::init_thread(pvar::THREAD_MULTIPLE)?;
     let reg = guard.registry();
-    let _demo = vars::register(reg, vars::LIST_THREADS)?;
+    let _demo = vars::register(vars::LIST_THREADS)?;
     let listing = collect(reg);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&listing)?);

@@ -2,9 +2,8 @@
 //! declare next to its hot loop. `pvar list` registers the same set.
 
 use pvar::{
-    Aggregate, BindKind, Bound, CallbackVar, Callbacks, Counter, Datatype, Enumeration,
-    HighWatermark, Level, LowWatermark, Percentage, PvarClass, Registry, Scope, Size, State, Timer,
-    Verbosity,
+    CallbackVar, Callbacks, Counter, Datatype, Enumeration, HighWatermark, Level, LowWatermark,
+    Percentage, PvarClass, Scope, Size, State, Verbosity,
 };
 
 /// The handle value of the communicator-like object the per-peer counts
@@ -80,26 +79,103 @@ pub const STATE_NAMES: [&str; 6] = [
     "done",
 ];
 
-/// Every performance variable of the demo, as the component holds them.
-/// Handles the hot loop does not update are kept so that the variables
-/// stay registered by the component that owns them.
+/// The demo's fixed-shape variables, declared where a component declares
+/// them: at their use sites (`pvar::counter!` and friends, in the global
+/// registry). Each is one function so that the hot loop and [`register`]
+/// name the same site; inlined, a call is the macro's thread-local cache.
+pub mod site {
+    use pvar::{Aggregate, BindKind, Counter, SiteRef, Timer};
+
+    /// Messages sent by all workers.
+    #[inline(always)]
+    pub fn msgs_sent() -> SiteRef<Counter> {
+        pvar::counter!(
+            "demo_msgs_sent",
+            description = "messages sent by all workers",
+            category = "demo_traffic"
+        )
+    }
+
+    /// Messages received by all workers.
+    #[inline(always)]
+    pub fn msgs_received() -> SiteRef<Counter> {
+        pvar::counter!(
+            "demo_msgs_received",
+            description = "messages received by all workers",
+            category = "demo_traffic"
+        )
+    }
+
+    /// Payload bytes sent.
+    #[inline(always)]
+    pub fn bytes_sent() -> SiteRef<Aggregate<u64>> {
+        pvar::aggregate!(
+            "demo_bytes_sent",
+            description = "payload bytes sent",
+            category = "demo_traffic"
+        )
+    }
+
+    /// Payload bytes received.
+    #[inline(always)]
+    pub fn bytes_received() -> SiteRef<Aggregate<u64>> {
+        pvar::aggregate!(
+            "demo_bytes_received",
+            description = "payload bytes received",
+            category = "demo_traffic"
+        )
+    }
+
+    /// Time in send calls.
+    #[inline(always)]
+    pub fn send_time() -> SiteRef<Timer> {
+        pvar::timer!(
+            "demo_send_time",
+            description = "time spent in send calls, summed over workers (seconds)",
+            category = "demo_traffic"
+        )
+    }
+
+    /// Time in receive calls.
+    #[inline(always)]
+    pub fn recv_time() -> SiteRef<Timer> {
+        pvar::timer!(
+            "demo_recv_time",
+            description =
+                "time spent in receive calls, waiting included, summed over workers (seconds)",
+            category = "demo_traffic"
+        )
+    }
+
+    /// Messages per peer of a communicator: bound, one instance per
+    /// communicator with one element per peer (its size is known only when
+    /// the communicator exists).
+    #[inline(always)]
+    pub fn msgs_to_peer() -> SiteRef<Counter> {
+        pvar::counter!(
+            "demo_msgs_to_peer",
+            description = "messages sent to each peer of a communicator (one element per peer)",
+            bind = BindKind::Comm,
+            category = "demo_peers"
+        )
+    }
+}
+
+/// The demo's variables a use site cannot declare, as the component holds
+/// them: arrays with one element per worker (a use site's element count is
+/// a compile-time constant; the demo's worker count is chosen at run
+/// time), a SIZE, a callback variable, and the [`COMM_WORLD`] instance of
+/// the bound per-peer counter. The fixed-shape ones are in [`site`].
 #[derive(Clone)]
 #[allow(dead_code)]
 pub struct DemoVars {
-    pub sent: Counter,
-    pub recv: Counter,
-    pub bytes_sent: Aggregate<u64>,
-    pub bytes_recv: Aggregate<u64>,
-    pub send_time: Timer,
-    pub recv_time: Timer,
     pub depth: Level<u64>,
     pub depth_hwm: HighWatermark<u64>,
     pub depth_lwm: LowWatermark<u64>,
     pub state: State,
     pub busy: Percentage,
-    pub per_peer_var: Bound<Counter>,
-    /// The instance of `per_peer_var` for [`COMM_WORLD`]: element `j`
-    /// counts messages sent to worker `j`.
+    /// The instance of [`site::msgs_to_peer`] for [`COMM_WORLD`]: element
+    /// `j` counts messages sent to worker `j`.
     pub per_peer: Counter,
     pub matrix: Counter,
     pub msg_size: Size<u64>,
@@ -109,9 +185,11 @@ pub struct DemoVars {
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Registers the demo's categories, control variables and performance
-/// variables for `peers` workers in `reg` (control variables always go to
-/// [`pvar::global`], where `cvar!` declares them).
-pub fn register(reg: &Registry, peers: usize) -> Res<DemoVars> {
+/// variables for `peers` workers in [`pvar::global`] (where the use sites
+/// and `cvar!` declare theirs), registering the use sites' variables now so
+/// that a tool finds them before the first update.
+pub fn register(peers: usize) -> Res<DemoVars> {
+    let reg = pvar::global();
     let cats = [
         (
             CATEGORY,
@@ -138,42 +216,16 @@ pub fn register(reg: &Registry, peers: usize) -> Res<DemoVars> {
             reg.categories().add_subcategory(CATEGORY, name)?;
         }
     }
-    if reg.ptr_eq(pvar::global()) {
-        MESSAGE_SIZE.register();
-        EAGER_LIMIT.register();
-        EAGER_WINDOW.register();
-    }
+    MESSAGE_SIZE.register();
+    EAGER_LIMIT.register();
+    EAGER_WINDOW.register();
+    site::msgs_sent().index();
+    site::msgs_received().index();
+    site::bytes_sent().index();
+    site::bytes_received().index();
+    site::send_time().index();
+    site::recv_time().index();
 
-    let sent = reg
-        .counter("demo_msgs_sent")
-        .description("messages sent by all workers")
-        .category("demo_traffic")
-        .register()?;
-    let recv = reg
-        .counter("demo_msgs_received")
-        .description("messages received by all workers")
-        .category("demo_traffic")
-        .register()?;
-    let bytes_sent = reg
-        .aggregate::<u64>("demo_bytes_sent")
-        .description("payload bytes sent")
-        .category("demo_traffic")
-        .register()?;
-    let bytes_recv = reg
-        .aggregate::<u64>("demo_bytes_received")
-        .description("payload bytes received")
-        .category("demo_traffic")
-        .register()?;
-    let send_time = reg
-        .timer("demo_send_time")
-        .description("time spent in send calls, summed over workers (seconds)")
-        .category("demo_traffic")
-        .register()?;
-    let recv_time = reg
-        .timer("demo_recv_time")
-        .description("time spent in receive calls, waiting included, summed over workers (seconds)")
-        .category("demo_traffic")
-        .register()?;
     let depth = reg
         .level::<u64>("demo_queue_depth")
         .description("messages waiting in each worker's inbox")
@@ -209,21 +261,7 @@ pub fn register(reg: &Registry, peers: usize) -> Res<DemoVars> {
         .count(peers)
         .category("demo_workers")
         .register()?;
-    let per_peer_var = reg
-        .counter("demo_msgs_to_peer")
-        .description("messages sent to each peer of a communicator (one element per peer)")
-        .bind(BindKind::Comm)
-        .per_object_count()
-        .category("demo_peers")
-        .register_bound()?;
-    let per_peer = match per_peer_var.create_instance(COMM_WORLD, peers) {
-        Ok(c) => c,
-        Err(_) => {
-            // Registered before in this process (same registry): start over.
-            per_peer_var.drop_instance(COMM_WORLD)?;
-            per_peer_var.create_instance(COMM_WORLD, peers)?
-        }
-    };
+    let per_peer = site::msgs_to_peer().create_instance(COMM_WORLD, peers)?;
     let matrix = reg
         .counter("demo_msgs_matrix")
         .description("messages from worker i to worker j, at element i * peers + j")
@@ -236,33 +274,28 @@ pub fn register(reg: &Registry, peers: usize) -> Res<DemoVars> {
         .description("current message payload size in bytes (the demo_message_size cvar)")
         .category("demo_traffic")
         .register()?;
-    let in_flight = {
-        let (sent, recv) = (sent.clone(), recv.clone());
-        reg.callback_pvar(
+    let in_flight = reg
+        .callback_pvar(
             "demo_msgs_in_flight",
             PvarClass::Level,
             Datatype::UnsignedLongLong,
-            Callbacks::new(move |_obj, _i| sent.get().saturating_sub(recv.get())),
+            Callbacks::new(|_obj, _i| {
+                site::msgs_sent()
+                    .get()
+                    .saturating_sub(site::msgs_received().get())
+            }),
         )
         .description("messages sent and not yet received, computed by callback")
         .category("demo_queues")
         .readonly(true)
         .continuous(true)
-        .register()?
-    };
+        .register()?;
     Ok(DemoVars {
-        sent,
-        recv,
-        bytes_sent,
-        bytes_recv,
-        send_time,
-        recv_time,
         depth,
         depth_hwm,
         depth_lwm,
         state,
         busy,
-        per_peer_var,
         per_peer,
         matrix,
         msg_size,

@@ -1,14 +1,15 @@
 //! The communication hot loop: workers exchanging messages all-to-all over
 //! in-process channels, instrumented with the demo's variables (`ON =
-//! true`) or not at all (`ON = false`, the baseline for the overhead
-//! figure). Both variants are the same code, monomorphised.
+//! true`: the use sites of [`site`] and the handles of [`DemoVars`]) or not
+//! at all (`ON = false`, the baseline for the overhead figure). Both
+//! variants are the same code, monomorphised.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
-use super::vars::{DemoVars, WorkerState};
+use super::vars::{DemoVars, WorkerState, site};
 
 /// What shapes the traffic (from the control variables).
 #[derive(Debug, Clone, Copy)]
@@ -165,8 +166,8 @@ fn worker<const ON: bool>(
     let handle = |m: Msg, st: &mut RunStats| {
         let d = depth[id].fetch_sub(1, Ordering::Relaxed) - 1;
         if ON {
-            v.recv.inc();
-            v.bytes_recv.add(m.payload.len() as u64);
+            site::msgs_received().inc();
+            site::bytes_received().add(m.payload.len() as u64);
             v.depth.dec_at(id);
             v.depth_hwm.update_at(id, d);
             v.depth_lwm.update_at(id, d);
@@ -192,14 +193,14 @@ fn worker<const ON: bool>(
             let payload = vec![(id as u8).wrapping_add(st.sent as u8); size];
             let d = depth[dst].fetch_add(1, Ordering::Relaxed) + 1;
             {
-                let _t = ON.then(|| v.send_time.scoped());
+                let _t = ON.then(|| site::send_time().scoped());
                 txs[dst]
                     .send(Msg { payload })
                     .expect("inboxes outlive workers");
             }
             if ON {
-                v.sent.inc();
-                v.bytes_sent.add(size as u64);
+                site::msgs_sent().inc();
+                site::bytes_sent().add(size as u64);
                 v.per_peer.inc_at(dst);
                 v.matrix.inc_at(id * n + dst);
                 v.depth.inc_at(dst);
@@ -214,7 +215,7 @@ fn worker<const ON: bool>(
         let mut got = 0;
         while got < 2 * cfg.burst {
             let r = {
-                let _t = ON.then(|| v.recv_time.scoped());
+                let _t = ON.then(|| site::recv_time().scoped());
                 rx.try_recv()
             };
             match r {
@@ -226,7 +227,7 @@ fn worker<const ON: bool>(
                     set_state(WorkerState::Waiting);
                     let t0 = ON.then(Instant::now);
                     let r = {
-                        let _t = ON.then(|| v.recv_time.scoped());
+                        let _t = ON.then(|| site::recv_time().scoped());
                         rx.recv_timeout(Duration::from_millis(5))
                     };
                     if let Some(t0) = t0 {
