@@ -36,7 +36,7 @@
 //! cases, whose addresses are constants, through `clobber`, the same block
 //! without an operand) so each update really loads and stores (no
 //! hoisting, no merging) for every case alike, with no stack store (see
-//! `src/bin/pvar/bench/loops.rs`). The use-site cases run the macro at one
+//! `cli/src/bench/loops.rs`). The use-site cases run the macro at one
 //! call site, inside the timed loop's body, and update once untimed first
 //! (registration, the thread's cache). Threads are spawned once per
 //! sample, lined up on a barrier, and each times its own loop; the

@@ -27,8 +27,8 @@
 //! profile the bench uses, so build it first:
 //!
 //! ```text
-//! cargo build --release --lib
-//! cargo bench --bench c_component
+//! cargo build --release -p pvar-capi
+//! cargo bench --features capi --bench c_component
 //! ```
 //!
 //! (`scripts/bench.sh` does both.) Without the `.so`, the bench prints a
@@ -249,7 +249,7 @@ fn open_so() -> Result<Api, String> {
     let path = so_path();
     if !path.exists() {
         return Err(format!(
-            "{} not found (build it with `cargo build --release --lib`, or set PVAR_SO)",
+            "{} not found (build it with `cargo build --release -p pvar-capi`, or set PVAR_SO)",
             path.display()
         ));
     }

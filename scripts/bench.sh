@@ -43,19 +43,19 @@ if [[ "${1:-}" != "--report" ]]; then
     fi
     echo "$commit" >"$PVAR_BENCH_OUT/commit"
     cat /proc/loadavg >"$PVAR_BENCH_OUT/load" 2>/dev/null || true
-    cargo build --release --lib 2>&1 | tee -a "$log" # libpvar.so for benches/c_component.rs
+    cargo build --release -p pvar-capi 2>&1 | tee -a "$log" # libpvar.so for benches/c_component.rs
     stage "update costs and timers vs the alternatives (benches/alternatives.rs)"
     cargo bench --bench alternatives 2>&1 | tee -a "$log"
     stage "tool side (benches/tool.rs)"
     cargo bench --bench tool 2>&1 | tee -a "$log"
     stage "C component API, static and libpvar.so (benches/c_component.rs)"
-    cargo bench --bench c_component 2>&1 | tee -a "$log"
+    cargo bench --features capi --bench c_component 2>&1 | tee -a "$log"
     stage "memory (benches/memory.rs)"
     cargo bench --bench memory 2>&1 | tee -a "$log"
     stage "instrumentation enabled vs compiled out (benches/compile_out.rs)"
     cargo bench --bench compile_out 2>&1 | tee -a "$log"
     cargo bench --features compile-out --bench compile_out 2>&1 | tee -a "$log"
-    stage "pvar bench --json (src/bin/pvar/bench.rs)"
+    stage "pvar bench --json (cli/src/bench.rs)"
     pb_clock=()
     if [[ "$PVAR_BENCH_CLOCK" == cpu ]]; then pb_clock=(--cpu-time); fi
     cargo run --release --quiet --bin pvar -- bench --json --threads 2 "${pb_clock[@]}" \

@@ -481,7 +481,7 @@ def main():
         "time is the slowest thread's), so a flat figure from 1 to n threads means no "
         "contention. Every iteration passes the updated object through an empty `asm!` "
         "block that takes its address in a register (`opaque` in "
-        "`src/bin/pvar/bench/loops.rs`; the use-site macro loops, whose addresses are "
+        "`cli/src/bench/loops.rs`; the use-site macro loops, whose addresses are "
         "constants, through the same block without an operand), so each update loads "
         "and stores its cell with no stack store added. "
         + (

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The C interface test stage: builds libpvar with cargo, compiles every
+# The C interface test stage: builds libpvar (the pvar-capi package), compiles every
 # program in tests/c/*.c with the system cc against include/ and the
 # library, runs each (each prints "NAME: N passed, M failed" and exits
 # non-zero on failure), then checks static linking (with the MPI_T_ symbols
-# weakened for PMPI tools), the header's mpi.h coexistence modes, and the
-# pkg-config file.
+# weakened for PMPI tools), the header's mpi.h coexistence modes, and
+# docs/c-interface.md's install recipe, verbatim.
 #
 #   PVAR_C_PROFILE=release scripts/c-tests.sh   # default: debug
 set -euo pipefail
@@ -13,9 +13,9 @@ cd "$(dirname "$0")/.."
 profile=${PVAR_C_PROFILE:-debug}
 CC=${CC:-cc}
 if [ "$profile" = release ]; then
-    cargo build --release --lib
+    cargo build --release -p pvar-capi
 else
-    cargo build --lib
+    cargo build -p pvar-capi
 fi
 libdir="$PWD/target/$profile"
 out="$PWD/target/c-tests"
@@ -71,16 +71,32 @@ fi
     -L"$libdir" -Wl,-rpath,"$libdir" -lpvar -lpthread -ldl -lm
 run "header mode PVAR_MPI_T_ONLY" "$out/mpi_t_only"
 
-# pkg-config: generate pvar.pc for this tree and build a program with it.
-echo "--- pkg-config"
-scripts/pvar-pc.sh "$PWD" "$libdir" "$PWD/include" > "$out/pvar.pc"
-if command -v pkg-config >/dev/null 2>&1; then
-    # shellcheck disable=SC2046
-    "$CC" "${cflags[@]}" tests/c/umq_tool.c -o "$out/umq_tool_pc" \
-        $(PKG_CONFIG_PATH="$out" pkg-config --cflags --libs pvar) -Wl,-rpath,"$libdir"
-    run "umq_tool (pkg-config)" "$out/umq_tool_pc"
+# The install recipe of docs/c-interface.md, run verbatim (the block after
+# the marker comment), from the repository root, with PREFIX in this
+# stage's own directory: cargo-c, `cargo cinstall`, pkg-config, a tool that
+# runs.
+echo "--- docs/c-interface.md: build, install, use"
+recipe=$(awk '/c-tests.sh runs the next block verbatim/ { m = 1; next }
+              m && /^```sh/ { b = 1; next }
+              b && /^```/ { exit }
+              b { print }' docs/c-interface.md)
+if [ -z "$recipe" ]; then
+    echo "FAILED: no install recipe found in docs/c-interface.md"
+    failed=$((failed + 1))
 else
-    echo "pkg-config not installed: generated $out/pvar.pc only"
+    rm -rf "$out/prefix"
+    run "install recipe (docs/c-interface.md)" \
+        env PREFIX="$out/prefix" bash -euo pipefail -c "$recipe"
+    rm -f hello_tool
+    for f in lib/libpvar.so.0.1.0 lib/libpvar.a include/mpi_t.h include/pvar.h \
+        lib/pkgconfig/pvar.pc; do
+        [ -e "$out/prefix/$f" ] || { echo "FAILED: not installed: $f"; failed=$((failed + 1)); }
+    done
+    soname=$(readelf -d "$out/prefix/lib/libpvar.so.0.1.0" | sed -n 's/.*SONAME.*\[\(.*\)\].*/\1/p')
+    if [ "$soname" != libpvar.so.0.1 ]; then
+        echo "FAILED: SONAME is '$soname', expected libpvar.so.0.1"
+        failed=$((failed + 1))
+    fi
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -9,18 +9,32 @@ stage() { printf '\n==> %s\n' "$*"; }
 stage "format check"
 cargo fmt --all -- --check
 
-stage "clippy (all targets, warnings are errors)"
-cargo clippy --all-targets -- -D warnings
+stage "clippy (the workspace, all targets, warnings are errors)"
+cargo clippy --workspace --all-targets -- -D warnings
+# The library as a Rust dependent builds it: without the C interface.
+cargo clippy -p pvar --lib -- -D warnings
+
+stage "rust-version: the workspace builds with the oldest toolchain it claims"
+msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
+toolchain=$msrv
+[[ "$toolchain" =~ ^[0-9]+\.[0-9]+$ ]] && toolchain="$toolchain.0"
+if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
+    rustup toolchain install "$toolchain" --profile minimal
+fi
+cargo "+$toolchain" check --workspace --all-targets
 
 stage "unit, integration and doc tests"
-cargo test --all-targets
-cargo test --doc
+cargo test --workspace --all-targets
+cargo test --workspace --doc
 
 stage "zero-cost feature builds and its tests pass"
 cargo test --features compile-out --test compile_out
 
 stage "benches compile"
-cargo bench --no-run
+cargo bench --workspace --no-run
+
+stage "package: what crates.io would get"
+scripts/package-check.sh
 
 stage "C interface"
 ./scripts/c-tests.sh

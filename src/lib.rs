@@ -13,6 +13,17 @@
 //! information interface (MPI_T), from any thread and, for sampling tools,
 //! from signal handlers.
 //!
+//! ```toml
+//! [dependencies]
+//! pvar = "0.1"   # not yet on crates.io: pvar = { path = "…/pvar" } meanwhile
+//! ```
+//!
+//! Its normal dependencies are `libc`, `portable-atomic` and `quanta`.
+//! Features: `compile-out` (every update compiles to nothing; registration
+//! and the tool side keep working) and `capi` (the C interface's symbols,
+//! for the `pvar-capi` package that builds `libpvar`; a Rust program does
+//! not need it).
+//!
 //! The shortest way, in the global registry (see
 //! [`counter!`](crate::counter!) and the component guide):
 //!
@@ -112,8 +123,16 @@
 //! (declaring and updating variables), [`guides::tool`] (sessions and
 //! handles, the class × storage table), [`guides::signal_safety`] (what a
 //! handler may call), [`guides::design`] (storage layout, protocols),
-//! [`guides::c_interface`] and [`guides::benchmarks`]. Examples:
-//! `examples/quickstart.rs` and `examples/sampler.rs`.
+//! [`guides::c_interface`] and [`guides::benchmarks`].
+//!
+//! Examples (`cargo run --release --example NAME` in the repository):
+//! `quickstart` (a component and a tool's session, both sides on one
+//! page), `use_sites` (the use-site macros: arrays, every hot class),
+//! `sampler` (a `SIGPROF` sampling profiler reading handles in its signal
+//! handler); in C, `examples/c/hello_tool.c` (a `pvar.h` component and an
+//! `mpi_t.h` tool, built against an installed `libpvar`). The `pvar`
+//! command (`cargo run --release -- demo`, `list`, `bench`) is a larger
+//! worked example of both sides.
 
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -121,7 +140,7 @@
 
 mod category;
 pub mod cvar;
-#[cfg(not(loom))]
+#[cfg(all(feature = "capi", not(loom)))]
 mod ffi;
 pub mod guides;
 mod hot;

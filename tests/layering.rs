@@ -36,9 +36,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let p = entry.unwrap().path();
         if p.is_dir() {
-            if p.file_name().unwrap() != "bin" {
-                rust_files(&p, out);
-            }
+            rust_files(&p, out);
         } else if p.extension().is_some_and(|e| e == "rs") {
             out.push(p);
         }

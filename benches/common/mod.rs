@@ -14,7 +14,7 @@ use std::time::Duration;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};
 
-#[path = "../../src/bin/pvar/bench/loops.rs"]
+#[path = "../../cli/src/bench/loops.rs"]
 mod loops;
 
 pub use loops::*;

@@ -42,6 +42,7 @@ mod keyed;
 mod session;
 mod session_handles;
 
+#[cfg(feature = "capi")]
 pub(crate) use handle::HandleData;
 pub use handle::HandleInfo;
 pub use keyed::{HandleId, SessionId, Tool, ToolStats};

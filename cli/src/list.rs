@@ -32,9 +32,10 @@ struct PvarOut {
     name: String,
     class: &'static str,
     datatype: &'static str,
-    /// A number, or "per object" for bound variables whose count depends
-    /// on the object.
-    count: String,
+    /// Elements; `null` for a bound variable whose count is per object
+    /// (then `per_object_count` is true).
+    count: Option<usize>,
+    per_object_count: bool,
     verbosity: &'static str,
     bind: &'static str,
     readonly: bool,
@@ -114,9 +115,10 @@ fn collect(reg: &Registry) -> Listing {
                 class: short(p.class.c_name(), "MPI_T_PVAR_CLASS_"),
                 datatype: p.datatype.c_name(),
                 count: match p.count {
-                    ElementCount::Fixed(n) => n.to_string(),
-                    ElementCount::PerObject => "per object".to_string(),
+                    ElementCount::Fixed(n) => Some(n),
+                    ElementCount::PerObject => None,
                 },
+                per_object_count: p.count == ElementCount::PerObject,
                 verbosity: short(p.verbosity.c_name(), "MPI_T_VERBOSITY_"),
                 bind: short(p.bind.c_name(), "MPI_T_BIND_"),
                 readonly: p.readonly,
@@ -252,7 +254,7 @@ fn print_text(l: &Listing) {
             p.name,
             p.class,
             p.datatype,
-            p.count,
+            p.count.map_or("per object".to_string(), |n| n.to_string()),
             p.bind,
             flags(p),
             p.verbosity,

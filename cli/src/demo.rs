@@ -33,17 +33,22 @@ use workload::Config;
 /// Options of `pvar demo`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Seconds the instrumented run lasts (the overhead measurement adds
-    /// about half as much again, at most 2 s).
-    #[arg(long, default_value_t = 4.0)]
+    /// Seconds the instrumented run lasts, more than 0 and at most 3600
+    /// (the overhead measurement adds about half as much again, at most
+    /// 2 s).
+    #[arg(long, default_value_t = 4.0, value_name = "SECONDS", allow_negative_numbers = true,
+          value_parser = parse_duration)]
     duration: f64,
-    /// Worker threads (1 to 8).
-    #[arg(long, default_value_t = 4)]
-    threads: usize,
-    /// Message payload in bytes; written to the `demo_message_size` control
-    /// variable through a tool handle (default: the variable's value, 256
-    /// unless `PVAR_DEMO_MESSAGE_SIZE` says otherwise).
-    #[arg(long)]
+    /// Worker threads, 1 to 8.
+    #[arg(long, default_value_t = 4, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u8).range(1..=vars::MAX_THREADS as i64))]
+    threads: u8,
+    /// Message payload in bytes, 1 to 1048576; written to the
+    /// `demo_message_size` control variable through a tool handle
+    /// (default: the variable's value, 256 unless `PVAR_DEMO_MESSAGE_SIZE`
+    /// says otherwise).
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_MESSAGE))]
     message_size: Option<u64>,
     /// Print one JSON document with every figure instead of the live view
     /// and the text report.
@@ -111,15 +116,21 @@ fn measure_overhead(
     Ok((base, instr))
 }
 
+/// `--duration`: seconds, in (0, 3600].
+fn parse_duration(s: &str) -> Result<f64, String> {
+    let d: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if d > 0.0 && d <= 3600.0 {
+        Ok(d)
+    } else {
+        Err(format!("{s} is not in (0, 3600] seconds"))
+    }
+}
+
 /// Runs `pvar demo`.
 pub fn run(args: Args) -> Res<()> {
-    if !(args.duration > 0.0 && args.duration <= 3600.0) {
-        return Err("--duration must be in (0, 3600] seconds".into());
-    }
-    if !(1..=vars::MAX_THREADS).contains(&args.threads) {
-        return Err(format!("--threads must be 1 to {}", vars::MAX_THREADS).into());
-    }
-    let threads = args.threads;
+    let threads = usize::from(args.threads);
     let duration = args.duration;
 
     // The tool interface, the component's variables, the tool's cvar write.
@@ -127,9 +138,6 @@ pub fn run(args: Args) -> Res<()> {
     let reg: &'static Registry = guard.registry();
     let v = vars::register(threads)?;
     if let Some(size) = args.message_size {
-        if size > MAX_MESSAGE {
-            return Err(format!("--message-size must be at most {MAX_MESSAGE}").into());
-        }
         write_cvar(reg, vars::MESSAGE_SIZE.name(), size)?;
     }
     let message_size = vars::MESSAGE_SIZE.get().min(MAX_MESSAGE);

@@ -31,15 +31,18 @@ pub struct Args {
     /// Print the results as JSON on stdout (progress still goes to stderr).
     #[arg(long)]
     json: bool,
-    /// Thread count of the "all threads" column (default: available
-    /// parallelism).
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
-    /// Runs per case and thread count; the median is reported.
-    #[arg(long, default_value_t = 9, value_name = "N")]
-    runs: usize,
-    /// Target duration of one run, in milliseconds.
-    #[arg(long, default_value_t = 15, value_name = "MS")]
+    /// Thread count of the "all threads" column, 1 to 256 (default:
+    /// available parallelism).
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    threads: Option<u16>,
+    /// Runs per case and thread count, 1 to 1000; the median is reported.
+    #[arg(long, default_value_t = 9, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u16).range(1..=1000))]
+    runs: u16,
+    /// Target duration of one run, in milliseconds (1 to 60000).
+    #[arg(long, default_value_t = 15, value_name = "MS", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
     run_ms: u64,
     /// Time loops with each thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`)
     /// instead of wall time: leaves out time slices lost to other
@@ -360,14 +363,14 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let began = Instant::now();
     set_cpu_clock(args.cpu_time);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let all = args.threads.unwrap_or(cpus).max(1);
+    let all = args.threads.map_or(cpus, usize::from);
     let mut threads = vec![1, all];
     threads.dedup();
-    let run = Duration::from_millis(args.run_ms.max(1));
+    let run = Duration::from_millis(args.run_ms);
     let cases = cases();
     let mut progress = Progress {
         tty: std::io::stderr().is_terminal(),
-        total: (cases.len() + args.runs.max(1)) * threads.len(),
+        total: (cases.len() + usize::from(args.runs)) * threads.len(),
         done: 0,
     };
     // Calibrate the clocks before timing anything.
@@ -389,8 +392,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect();
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
-        for r in 0..args.runs.max(1) {
-            progress.step(&format!("run {}/{}", r + 1, args.runs.max(1)), t);
+        for r in 0..usize::from(args.runs) {
+            progress.step(&format!("run {}/{}", r + 1, args.runs), t);
             for (k, p) in plans.iter().enumerate() {
                 let d = run_once(p, t, iters[k]);
                 samples[k].push(d.as_secs_f64() * 1e9 / iters[k] as f64);
@@ -429,7 +432,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let report = Report {
         cpus,
         threads: threads.clone(),
-        runs: args.runs,
+        runs: usize::from(args.runs),
         clock: if args.cpu_time { "thread-cpu" } else { "wall" },
         load: load_average(),
         unit: "ns per operation per thread (median)",

@@ -67,16 +67,37 @@ fn list<T>(xs: impl IntoIterator<Item = T>, f: impl Fn(T) -> String) -> String {
     format!("[{}]", v.join(" "))
 }
 
-/// Width of the terminal on standard output (80 if unknown).
-fn terminal_columns() -> usize {
-    // SAFETY: TIOCGWINSZ writes a `winsize` into `ws` and nothing else.
+/// Columns and rows of the terminal on standard output (80 × 24 if
+/// unknown).
+fn terminal_size() -> (usize, usize) {
+    // SAFETY: `winsize` is plain integers, for which all-zero is valid.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes a `winsize` into `ws` and nothing else.
     let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 {
+    let cols = if ok && ws.ws_col > 0 {
         ws.ws_col as usize
     } else {
         80
+    };
+    let rows = if ok && ws.ws_row > 0 {
+        ws.ws_row as usize
+    } else {
+        24
+    };
+    (cols, rows)
+}
+
+/// Fits a frame into `rows` lines: all of it if it fits, else its first
+/// lines and a last one saying how many were left out.
+fn fit_rows(mut lines: Vec<String>, rows: usize) -> Vec<String> {
+    if lines.len() > rows {
+        let hidden = lines.len() - (rows - 1);
+        lines.truncate(rows - 1);
+        lines.push(format!(
+            "  ... {hidden} more lines (a taller terminal shows them)"
+        ));
     }
+    lines
 }
 
 /// Where the view goes.
@@ -114,10 +135,17 @@ impl View {
         match self.mode {
             Mode::Quiet => {}
             Mode::Terminal => {
-                let lines = self.table(prev, cur, samples, eager_limit);
-                // A wrapped line would break the cursor movement: cut
-                // lines to the terminal's width.
-                let cols = terminal_columns().saturating_sub(1).max(20);
+                // The frame is redrawn by moving the cursor up over it: it
+                // must fit the screen (a scrolled line cannot be reached)
+                // and no line may wrap. Too few rows for a table: the
+                // plain progress line instead.
+                let (cols, rows) = terminal_size();
+                if rows < 4 {
+                    self.mode = Mode::Plain;
+                    return self.show(prev, cur, samples, eager_limit);
+                }
+                let lines = fit_rows(self.table(prev, cur, samples, eager_limit), rows - 1);
+                let cols = cols.saturating_sub(1).max(20);
                 let mut out = std::io::stdout().lock();
                 let mut s = String::new();
                 if self.drawn > 0 {
@@ -278,5 +306,28 @@ impl View {
         if self.mode == Mode::Terminal {
             println!();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_rows;
+
+    fn lines(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("line {i}")).collect()
+    }
+
+    #[test]
+    fn a_frame_that_fits_is_unchanged() {
+        assert_eq!(fit_rows(lines(5), 5), lines(5));
+        assert_eq!(fit_rows(lines(2), 5), lines(2));
+    }
+
+    #[test]
+    fn a_tall_frame_is_cut_to_the_rows_with_a_note() {
+        let fitted = fit_rows(lines(12), 5);
+        assert_eq!(fitted.len(), 5);
+        assert_eq!(fitted[..4], lines(4)[..]);
+        assert!(fitted[4].contains("8 more lines"), "{}", fitted[4]);
     }
 }

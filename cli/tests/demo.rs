@@ -219,5 +219,18 @@ fn list_json_has_every_kind_of_entry() {
         .find(|p| p["name"] == "demo_msgs_to_peer")
         .unwrap();
     assert_eq!(peer["bind"], "MPI_COMM");
-    assert_eq!(peer["count"], "per object");
+    assert_eq!(peer["count"], serde_json::Value::Null);
+    assert_eq!(peer["per_object_count"], true);
+    let matrix = l["pvars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "demo_msgs_matrix")
+        .unwrap();
+    assert_eq!(
+        matrix["count"].as_u64(),
+        Some(16),
+        "a number: 4 workers squared"
+    );
+    assert_eq!(matrix["per_object_count"], false);
 }

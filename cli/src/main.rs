@@ -5,7 +5,8 @@ mod bench;
 mod demo;
 mod list;
 
-use clap::{Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// pvar: a lock-free MPI_T performance-variable engine.
 #[derive(Parser)]
@@ -35,7 +36,10 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::List(args) => list::run(args),
@@ -48,4 +52,38 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Exits on a command line clap refused: help and version as clap prints
+/// them (status 0); a usage error with clap's message and the usage line
+/// of the (sub)command it concerns, status 2, as clap does for the errors
+/// whose message carries the usage already.
+fn usage_error(e: clap::Error) -> ! {
+    let shows_usage = matches!(
+        e.kind(),
+        ErrorKind::UnknownArgument
+            | ErrorKind::MissingRequiredArgument
+            | ErrorKind::MissingSubcommand
+            | ErrorKind::InvalidSubcommand
+            | ErrorKind::ArgumentConflict
+            | ErrorKind::NoEquals
+    );
+    if !e.use_stderr() || shows_usage {
+        e.exit();
+    }
+    let mut cmd = Cli::command();
+    cmd.build();
+    let sub = std::env::args().nth(1);
+    let usage = match sub.as_deref().and_then(|s| cmd.find_subcommand_mut(s)) {
+        Some(sub) => sub.render_usage(),
+        None => cmd.render_usage(),
+    };
+    // clap's layout: the message, the usage, the tip.
+    let text = e.render().to_string();
+    let (message, tip) = text.split_at(text.find("\n\nFor more").unwrap_or(text.len()));
+    eprint!("{}\n\n{usage}{tip}", message.trim_end());
+    if !tip.ends_with('\n') {
+        eprintln!();
+    }
+    std::process::exit(2);
 }
