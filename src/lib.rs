@@ -161,6 +161,8 @@ pub use category::{Categories, CategoryInfo};
 pub use cvar::{BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarType, CvarValue, Cvars, StaticCvar};
 pub use hot::clock::{Clock, MockTime};
 pub use process::global;
+#[cfg(all(target_os = "linux", not(loom)))]
+pub use process::sampler::{Sample, SampleClock, Sampler, SamplerBuilder, SamplerStats};
 pub use pvar::{
     Aggregate, Bound, CallbackVar, ClassHandle, ComponentHandle, Counter, Generic, HighWatermark,
     Level, LocalCounter, LowWatermark, Percentage, PvarBuilder, Pvars, Site, SiteDecl, SiteRef,

@@ -28,6 +28,7 @@
 //! instruction, inline. Compare-and-swap stays `portable-atomic`'s
 //! `CMPXCHG16B`, with which it is atomic.
 
+#[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
 use crate::sync::unmodelled;
 use crate::sync::{AtomicU128, Ordering};
 

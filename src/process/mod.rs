@@ -8,6 +8,8 @@
 
 mod init;
 pub mod observe;
+#[cfg(all(target_os = "linux", not(loom)))]
+pub mod sampler;
 
 pub use init::{
     ToolGuard, check_initialized, global, global_cvars, global_pvars, init_count,

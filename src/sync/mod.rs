@@ -31,8 +31,12 @@ pub(crate) mod asymmetric;
 mod imp {
     #[allow(unused_imports)]
     pub(crate) use std::sync::Arc;
+    /// Flags of the fast paths and the running sampler: outside every
+    /// model (their users are not built under loom).
+    #[cfg(not(loom))]
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr};
     #[allow(unused_imports)]
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
     pub(crate) use std::sync::{Mutex as RawMutex, MutexGuard};
 
     pub(crate) use portable_atomic::AtomicU128;
@@ -171,7 +175,11 @@ pub(crate) mod unmodelled {
     /// registration paths.
     pub(crate) use std::sync::Mutex;
     pub(crate) use std::sync::OnceLock;
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
+    /// Flags of the fast paths and the running sampler: outside every
+    /// model (their users are not built under loom).
+    #[cfg(not(loom))]
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr};
+    pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
     /// `std`'s thread-locals, for state outside the engine (the C
     /// interface's last error message) that no model runs.
     #[cfg(feature = "capi")]

@@ -234,6 +234,12 @@ impl<'s> Handle<'s> {
         self.info.index
     }
 
+    /// The key of the handle's session (for the sampler).
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn session_id(&self) -> SessionId {
+        self.session.id
+    }
+
     /// The variable's class.
     pub fn class(&self) -> PvarClass {
         self.info.class
