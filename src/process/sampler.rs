@@ -276,8 +276,10 @@ impl Ring {
         let cap = self.slots.len() as u64;
         let mut pos = self.head.load(Ordering::Relaxed);
         loop {
-            // The slot `pos` reuses was drained when tail passed it.
-            if pos - self.tail.load(Ordering::Acquire) >= cap {
+            // The slot `pos` reuses was drained when tail passed it. (A
+            // stale `pos` may be behind tail: then the CAS fails and
+            // reloads.)
+            if pos.saturating_sub(self.tail.load(Ordering::Acquire)) >= cap {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
                 return;
             }
