@@ -4,7 +4,8 @@
  * Every MPI 4.1 MPI_T function for init/finalize, enumerations, control
  * variables, performance variables and categories, each also exported
  * under its PMPI_T_ name (profiling interface, MPI 3.1 §14.3.10), plus the
- * MPI 4 event and source functions of an implementation without events.
+ * MPI 4 event and source functions (events, sources, callbacks at the four
+ * safety levels, dropped and free callbacks; docs/events.md).
  * Constants have the values of the MPI 5.0 standard ABI.
  *
  * Link with -lpvar (see `pkg-config --cflags --libs pvar`).
@@ -318,7 +319,14 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events);
 int MPI_T_category_get_events(int cat_index, int len, int indices[]);
 int PMPI_T_category_get_events(int cat_index, int len, int indices[]);
 
-/* Events and sources (MPI 4): this implementation has none */
+/* Events and sources (MPI 4). An MPI_T_event_registration is a
+ * generation-checked key (stale or foreign values: MPI_T_ERR_INVALID_HANDLE);
+ * an MPI_T_event_instance is valid only inside the callback that received it
+ * and on its thread (anything else: MPI_T_ERR_INVALID_HANDLE). Info hints are
+ * ignored; the *_get_info functions return MPI_INFO_NULL. An invalid
+ * cb_safety value is MPI_T_ERR_INVALID; so is a callback_set/get_info at a
+ * level with no callback. event_read/copy/get_timestamp/get_source and
+ * source_get_timestamp (source 0) are async-signal-safe. */
 int MPI_T_source_get_num(int *num_sources);
 int PMPI_T_source_get_num(int *num_sources);
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc,

@@ -458,6 +458,96 @@ int pvar_cvar_set_string(pvar_cvar cvar, const char *s);
 /* While frozen, tool writes fail with MPI_T_ERR_CVAR_SET_NOT_NOW. */
 void pvar_cvar_freeze(pvar_cvar cvar, int frozen);
 
+/* ---- events (MPI 4) ------------------------------------------------- */
+
+/* Callback-safety requirements (= MPI_T_CB_REQUIRE_*): what the point of a
+ * raise demands of a tool's callback. */
+#define PVAR_CB_REQUIRE_NONE              0x00 /* nothing held: anything may run */
+#define PVAR_CB_REQUIRE_MPI_RESTRICTED    0x03 /* inside the component's locks */
+#define PVAR_CB_REQUIRE_THREAD_SAFE       0x0F
+#define PVAR_CB_REQUIRE_ASYNC_SIGNAL_SAFE 0x3F /* in a signal handler */
+
+/* Source ordering (= MPI_T_SOURCE_*). */
+#define PVAR_SOURCE_ORDERED   1
+#define PVAR_SOURCE_UNORDERED 2
+
+/* A source's clock: ticks since an arbitrary origin. Called at every raise
+ * of the source's events, so as safe as the raise points (async-signal-
+ * safe if events are raised from signal handlers). */
+typedef int64_t pvar_timestamp_fn(void *user_data);
+
+/* Registers an event source (source 0, "pvar_monotonic", is the engine's
+ * CLOCK_MONOTONIC in ns). `now` NULL: no timestamps on demand (tools get
+ * MPI_T_ERR_NOT_SUPPORTED; raise with pvar_event_raise_at). */
+int pvar_source_register(const char *name, const char *description, int ordering,
+    int64_t ticks_per_second, int64_t max_ticks, pvar_timestamp_fn *now,
+    void *user_data, int *index);
+
+/* Zero-initialise and fill in. The record a raise passes is `extent` bytes
+ * (at most 192) with element i of datatype datatypes[i] (PVAR_TYPE_*) at
+ * byte displacements[i]: typically a struct and offsetof. */
+typedef struct pvar_event_info {
+    const char *name;          /* required, unique among event types */
+    const char *description;   /* NULL: none */
+    int verbosity;             /* PVAR_VERBOSITY_*; 0: USER_BASIC */
+    int bind;                  /* PVAR_BIND_*; 0: unbound */
+    int num_elements;
+    const int *datatypes;
+    const ptrdiff_t *displacements;
+    size_t extent;             /* sizeof the record */
+    int source;                /* source index; 0: the engine's clock */
+    const char *category;      /* NULL: none; may be defined later */
+} pvar_event_info;
+
+/* An event type's handle: its index and the word a raise tests. */
+typedef struct pvar_event {
+    const uint32_t *observed; /* non-zero while a tool has a callback */
+    int index;
+} pvar_event;
+
+/* Declares an event type (the same name and metadata again gives the same
+ * type). */
+int pvar_event_register(const pvar_event_info *info, pvar_event *event);
+
+/* The raise behind the inline functions below: do not call directly. */
+void pvar_event_raise_slow(int index, int cb_safety, const uint64_t *object,
+    const int64_t *timestamp, const void *record);
+
+/* Whether a tool has a callback for the event: one relaxed load. */
+static inline int pvar_event_observed(pvar_event ev) {
+    return ev.observed != NULL && __atomic_load_n(ev.observed, __ATOMIC_RELAXED) != 0;
+}
+
+/* Raises `ev` from a point where the component holds nothing a callback
+ * could trip over. With no tool listening: one load and a branch. */
+static inline void pvar_event_raise(pvar_event ev, const void *record) {
+    if (pvar_event_observed(ev))
+        pvar_event_raise_slow(ev.index, PVAR_CB_REQUIRE_NONE, NULL, NULL, record);
+}
+
+/* Raises `ev` from a point that requires `cb_safety` of a callback, for
+ * `object` (NULL for unbound events; else the object's handle value).
+ * With PVAR_CB_REQUIRE_ASYNC_SIGNAL_SAFE it is async-signal-safe: it never
+ * allocates, and drops (counting) what it can neither deliver nor buffer. */
+static inline void pvar_event_raise_in(pvar_event ev, int cb_safety, const uint64_t *object,
+    const void *record) {
+    if (pvar_event_observed(ev))
+        pvar_event_raise_slow(ev.index, cb_safety, object, NULL, record);
+}
+
+/* As pvar_event_raise_in with the timestamp given (ticks of its source). */
+static inline void pvar_event_raise_at(pvar_event ev, int64_t timestamp, int cb_safety,
+    const uint64_t *object, const void *record) {
+    if (pvar_event_observed(ev))
+        pvar_event_raise_slow(ev.index, cb_safety, object, &timestamp, record);
+}
+
+/* A delivery point: runs the callbacks of events waiting in thread buffers
+ * that may run where the requirement is `cb_safety` (call it with
+ * PVAR_CB_REQUIRE_NONE where the component holds no lock, e.g. on return
+ * from a library call). Returns the number run; -1 for a bad value. */
+int pvar_event_deliver(int cb_safety);
+
 #ifdef __cplusplus
 }
 #endif

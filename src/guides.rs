@@ -8,6 +8,9 @@ pub mod component {}
 #[doc = include_str!("../docs/tool-guide.md")]
 pub mod tool {}
 
+#[doc = include_str!("../docs/events.md")]
+pub mod events {}
+
 #[doc = include_str!("../docs/signal-safety.md")]
 pub mod signal_safety {}
 

@@ -108,7 +108,8 @@
 //!    [`Clock`];
 //! 5. `pvar` — the performance-variable table ([`Pvars`]) and the
 //!    component handles ([`Counter`], [`Timer`], …); `cvar` — control
-//!    variables ([`Cvars`], [`Cvar`], [`cvar!`]);
+//!    variables ([`Cvars`], [`Cvar`], [`cvar!`]); `event` — MPI 4 events
+//!    and sources ([`Events`], [`Event`], [`EventRegistration`]);
 //! 6. `tool` — sessions and handles: typed ([`Session`]) and keyed
 //!    ([`Tool`]);
 //! 7. `registry` — [`Registry`], the composition root;
@@ -121,7 +122,8 @@
 //!
 //! `docs/` holds the guides, rendered here too: [`guides::component`]
 //! (declaring and updating variables), [`guides::tool`] (sessions and
-//! handles, the class × storage table), [`guides::signal_safety`] (what a
+//! handles, the class × storage table), [`guides::events`] (MPI 4 events:
+//! raising, callbacks by safety level, drops), [`guides::signal_safety`] (what a
 //! handler may call), [`guides::design`] (storage layout, protocols),
 //! [`guides::c_interface`] and [`guides::benchmarks`].
 //!
@@ -140,6 +142,7 @@
 
 mod category;
 pub mod cvar;
+mod event;
 #[cfg(all(feature = "capi", not(loom)))]
 mod ffi;
 pub mod guides;
@@ -159,6 +162,11 @@ mod vocabulary;
 
 pub use category::{Categories, CategoryInfo};
 pub use cvar::{BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarType, CvarValue, Cvars, StaticCvar};
+pub use event::{
+    DEFAULT_BUFFER_ENTRIES, DroppedCallback, Element, Event, EventBuilder, EventCallback,
+    EventInstance, EventRecord, EventRegistration, EventStats, Events, FreeCallback,
+    MAX_REGISTRATIONS, TimestampFn,
+};
 pub use hot::clock::{Clock, MockTime};
 pub use process::global;
 #[cfg(all(target_os = "linux", not(loom)))]
@@ -185,10 +193,10 @@ pub use vocabulary::datatype::{Datatype, Magnitude, Value};
 pub use vocabulary::enumeration::{EnumItem, Enumeration, Enumerations};
 pub use vocabulary::error::{Error, ErrorCode, Reason, Result};
 pub use vocabulary::kinds::{
-    BindKind, ObjectRef, PvarClass, Scope, THREAD_FUNNELED, THREAD_MULTIPLE, THREAD_SERIALIZED,
-    THREAD_SINGLE, Verbosity,
+    BindKind, CbSafety, ObjectRef, PvarClass, Scope, SourceOrder, THREAD_FUNNELED, THREAD_MULTIPLE,
+    THREAD_SERIALIZED, THREAD_SINGLE, Verbosity,
 };
-pub use vocabulary::{CvarInfo, ElementCount, PvarInfo};
+pub use vocabulary::{CvarInfo, ElementCount, EventInfo, MAX_RECORD_BYTES, PvarInfo, SourceInfo};
 
 /// Number of threads currently registered with the engine (holding a
 /// per-thread id), across all registries. Async-signal-safe.

@@ -15,6 +15,7 @@
 
 use crate::category::Categories;
 use crate::cvar::{CvarBuilder, CvarType, Cvars};
+use crate::event::{EventBuilder, EventRecord, EventRegistration, Events};
 use crate::hot::clock::Clock;
 use crate::hot::storage::Hot;
 use crate::pvar::{
@@ -28,13 +29,14 @@ use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::datatype::{Magnitude, Value};
 use crate::vocabulary::enumeration::Enumerations;
 use crate::vocabulary::error::Result;
-use crate::vocabulary::kinds::PvarClass;
+use crate::vocabulary::kinds::{ObjectRef, PvarClass};
 
 struct Inner {
     pvars: Arc<Pvars>,
     cvars: Arc<Cvars>,
     categories: Arc<Categories>,
     enums: Arc<Enumerations>,
+    events: Arc<Events>,
     tool: Arc<Tool>,
 }
 
@@ -105,6 +107,7 @@ impl Registry {
         let enums = Arc::new(Enumerations::new());
         let pvars = Arc::new(Pvars::new(hot, categories.clone()));
         let cvars = Arc::new(Cvars::new(categories.clone(), enums.clone()));
+        let events = Arc::new(Events::new(categories.clone()));
         let tool = Arc::new(Tool::with_handle_capacity(pvars.clone(), handles));
         Self {
             inner: Arc::new(Inner {
@@ -112,6 +115,7 @@ impl Registry {
                 cvars,
                 categories,
                 enums,
+                events,
                 tool,
             }),
         }
@@ -179,6 +183,42 @@ impl Registry {
     /// from a signal handler, never allocate.
     pub fn prepare_thread(&self) {
         self.inner.pvars.prepare_thread();
+        self.inner.events.prepare_thread();
+    }
+
+    /// The event types, sources and registrations (`MPI_T_event_*`,
+    /// `MPI_T_source_*`).
+    pub fn events(&self) -> &Events {
+        &self.inner.events
+    }
+
+    /// Starts describing an event type named `name` whose record is `R`
+    /// (defaults: `USER_BASIC`, unbound, source 0, no category).
+    ///
+    /// ```
+    /// let reg = pvar::Registry::new();
+    /// let completed = reg
+    ///     .event::<(u64, i32)>("request_completed")
+    ///     .description("a request completed: bytes, peer rank")
+    ///     .category("p2p")
+    ///     .register()?;
+    /// completed.raise(&(4096, 3)); // no tool listens: one load, one branch
+    /// assert_eq!(reg.events().info(completed.index())?.elements.len(), 2);
+    /// # Ok::<(), pvar::Error>(())
+    /// ```
+    pub fn event<R: EventRecord>(&self, name: &str) -> EventBuilder<'_, R> {
+        EventBuilder::new(&self.inner.events, name)
+    }
+
+    /// A tool's registration for event type `index`
+    /// (`MPI_T_event_handle_alloc`), bound to `object` for events bound to
+    /// objects; freed when dropped.
+    pub fn event_registration(
+        &self,
+        index: usize,
+        object: Option<ObjectRef>,
+    ) -> Result<EventRegistration> {
+        EventRegistration::new(self.inner.events.clone(), index, object)
     }
 
     /// Whether two values are the same registry.

@@ -18,7 +18,7 @@ const FLOORS: &[&[&str]] = &[
     &["lockfree"],
     &["vocabulary"],
     &["category", "hot"],
-    &["pvar", "cvar"],
+    &["pvar", "cvar", "event"],
     &["tool"],
     &["registry"],
     &["process"],

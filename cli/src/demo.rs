@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use pvar::{CvarValue, Registry};
 
 use report::{CvarValueOut, Inputs, Overhead, RunConfig};
-use tool::{Handles, Snapshot};
+use tool::{DeepListener, Handles, Snapshot};
 use view::{Mode, View};
 use workload::Config;
 
@@ -149,12 +149,15 @@ pub fn run(args: Args) -> Res<()> {
         message_size: message_size as usize,
         burst: if eager { window as usize } else { 1 },
         queue_cap: Config::queue_cap(message_size),
+        deep_threshold: Config::deep_threshold(Config::queue_cap(message_size)),
     };
     v.msg_size.set(message_size);
 
     // One session with a handle per variable, started before the run.
     let session = reg.session()?;
     let handles = Handles::alloc(reg, &session)?;
+    // An MPI 4 event listener, found by name as any tool would.
+    let listener = DeepListener::attach(reg)?;
     session.start_all()?;
     sampler::start(reg, handles.keys, SAMPLE_INTERVAL)?;
 
@@ -204,6 +207,9 @@ pub fn run(args: Args) -> Res<()> {
     // Every worker has finished: the final values.
     let fin = Snapshot::take(&handles, stats.elapsed.as_secs_f64())?;
     session.stop_all()?;
+    // Every raise of the main run has been delivered or counted as
+    // dropped; the overhead rounds below run without a listener.
+    let events = listener.finish(stats.deep_raised, cfg.deep_threshold);
     view.finish();
 
     if mode == Mode::Terminal {
@@ -237,6 +243,7 @@ pub fn run(args: Args) -> Res<()> {
         fin: &fin,
         stats,
         samples: &samples,
+        events,
         overhead: Overhead {
             baseline_ns_per_msg: base,
             instrumented_ns_per_msg: instr,

@@ -1,6 +1,7 @@
 //! `pvar list`: every variable of the process-wide registry, as a tool
 //! discovers them through MPI_T — performance variables, control variables
-//! (with their current values), the category tree and the enumerations —
+//! (with their current values), MPI 4 event types and event sources, the
+//! category tree and the enumerations —
 //! after the engine's own variables (registered by `MPI_T_init_thread`)
 //! and the demo's (the same registration `pvar demo` uses).
 
@@ -22,8 +23,35 @@ pub struct Args {
 struct Listing {
     pvars: Vec<PvarOut>,
     cvars: Vec<CvarOut>,
+    events: Vec<EventOut>,
+    sources: Vec<SourceOut>,
     categories: Vec<CategoryOut>,
     enumerations: Vec<EnumOut>,
+}
+
+#[derive(Serialize)]
+struct EventOut {
+    index: usize,
+    name: String,
+    /// Each element's datatype and byte displacement in the record.
+    elements: Vec<(&'static str, usize)>,
+    /// Bytes of the whole record (`MPI_T_event_copy`).
+    extent: usize,
+    verbosity: &'static str,
+    bind: &'static str,
+    source: usize,
+    category: Option<String>,
+    description: String,
+}
+
+#[derive(Serialize)]
+struct SourceOut {
+    index: usize,
+    name: String,
+    ordering: &'static str,
+    ticks_per_second: u64,
+    max_ticks: u64,
+    description: String,
 }
 
 #[derive(Serialize)]
@@ -75,6 +103,7 @@ struct CategoryOut {
     subcategories: Vec<usize>,
     pvars: Vec<String>,
     cvars: Vec<String>,
+    events: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -153,6 +182,40 @@ fn collect(reg: &Registry) -> Listing {
             })
         })
         .collect();
+    let ev = reg.events();
+    let events = (0..ev.len())
+        .filter_map(|i| {
+            let e = ev.info(i).ok()?;
+            Some(EventOut {
+                index: i,
+                name: e.name.clone(),
+                elements: e
+                    .elements
+                    .iter()
+                    .map(|(dt, d)| (short(dt.c_name(), "MPI_"), *d))
+                    .collect(),
+                extent: e.extent,
+                verbosity: short(e.verbosity.c_name(), "MPI_T_VERBOSITY_"),
+                bind: short(e.bind.c_name(), "MPI_T_BIND_"),
+                source: e.source,
+                category: e.category.clone(),
+                description: e.description.clone(),
+            })
+        })
+        .collect();
+    let sources = (0..ev.num_sources())
+        .filter_map(|i| {
+            let s = ev.source_info(i).ok()?;
+            Some(SourceOut {
+                index: i,
+                name: s.name.clone(),
+                ordering: short(s.ordering.c_name(), "MPI_T_SOURCE_"),
+                ticks_per_second: s.ticks_per_second,
+                max_ticks: s.max_ticks,
+                description: s.description.clone(),
+            })
+        })
+        .collect();
     let cats = reg.categories();
     let mut categories: Vec<CategoryOut> = (0..cats.len())
         .filter_map(|i| {
@@ -174,6 +237,12 @@ fn collect(reg: &Registry) -> Listing {
                     .unwrap_or_default()
                     .into_iter()
                     .filter_map(|c| reg.cvars().info(c).ok().map(|x| x.name.clone()))
+                    .collect(),
+                events: cats
+                    .events(i)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|e| reg.events().info(e).ok().map(|x| x.name.clone()))
                     .collect(),
             })
         })
@@ -204,6 +273,8 @@ fn collect(reg: &Registry) -> Listing {
     Listing {
         pvars,
         cvars,
+        events,
+        sources,
         categories,
         enumerations,
     }
@@ -235,6 +306,9 @@ fn print_tree(l: &Listing, index: usize, depth: usize, seen: &mut Vec<usize>) {
     }
     if !c.cvars.is_empty() {
         println!("{pad}    cvars: {}", c.cvars.join(", "));
+    }
+    if !c.events.is_empty() {
+        println!("{pad}    events: {}", c.events.join(", "));
     }
     for s in &c.subcategories {
         print_tree(l, *s, depth + 1, seen);
@@ -300,6 +374,37 @@ fn print_text(l: &Listing) {
         if !d.is_empty() {
             println!("      {d}");
         }
+    }
+    println!();
+    println!("event types ({})", l.events.len());
+    println!(
+        "  {:>3} {:<28} {:<40} {:<6} {:<13} {:<10} {:<6} category",
+        "idx", "name", "record (datatype@displacement)", "bytes", "verbosity", "bind", "source"
+    );
+    for e in &l.events {
+        let rec: Vec<String> = e.elements.iter().map(|(t, d)| format!("{t}@{d}")).collect();
+        println!(
+            "  {:>3} {:<28} {:<40} {:<6} {:<13} {:<10} {:<6} {}",
+            e.index,
+            e.name,
+            rec.join(" "),
+            e.extent,
+            e.verbosity,
+            e.bind,
+            e.source,
+            e.category.as_deref().unwrap_or("-")
+        );
+        if !e.description.is_empty() {
+            println!("      {}", e.description);
+        }
+    }
+    println!();
+    println!("event sources ({})", l.sources.len());
+    for s in &l.sources {
+        println!(
+            "  {:>3} {:<28} {:<10} {} ticks/s, max {}  {}",
+            s.index, s.name, s.ordering, s.ticks_per_second, s.max_ticks, s.description
+        );
     }
     println!();
     println!("categories ({})", l.categories.len());

@@ -119,6 +119,19 @@ fn check_demo(r: &Value, threads: u64, size: u64) -> Result<(), String> {
         assert_eq!(s, *col, "column {j} of the matrix = messages to peer {j}");
     }
 
+    // The MPI 4 event: every raise reached the tool's callback or its
+    // dropped handler; the records carried depths at the threshold or above.
+    let raised = u(r, "/events/raised_by_workers");
+    assert_eq!(
+        u(r, "/events/delivered") + u(r, "/events/dropped"),
+        raised,
+        "event deliveries + drops = raises"
+    );
+    if u(r, "/events/delivered") > 0 {
+        assert!(u(r, "/events/max_depth") >= u(r, "/events/threshold"));
+        // Senders test the depth before adding: each may overshoot by one.
+        assert!(u(r, "/events/max_depth") <= u(r, "/config/queue_capacity") + threads);
+    }
     if sent > 0 {
         // A sent message was in its peer's inbox, at depth 1 at least.
         assert!(u(r, "/queues/high_watermark_max") >= 1);
@@ -206,6 +219,37 @@ fn list_json_has_every_kind_of_entry() {
         assert!(cvars.contains(&n.to_string()), "cvar {n} not listed");
     }
     assert!(names("categories").contains(&"demo_traffic".to_string()));
+    let events = names("events");
+    for n in [
+        "demo_inbox_deep",
+        "pvar_engine_handle_alloc",
+        "pvar_engine_handle_free",
+    ] {
+        assert!(events.contains(&n.to_string()), "event {n} not listed");
+    }
+    let deep = l["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "demo_inbox_deep")
+        .unwrap();
+    assert_eq!(deep["elements"][0][0], "UNSIGNED_LONG_LONG");
+    assert_eq!(deep["elements"][1][0], "INT");
+    assert_eq!(deep["extent"].as_u64(), Some(16));
+    assert_eq!(names("sources")[0], "pvar_monotonic");
+    let queues = l["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "demo_queues")
+        .unwrap();
+    assert!(
+        queues["events"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::Value::from("demo_inbox_deep")),
+        "the category lists its event"
+    );
     let enums = l["enumerations"].as_array().unwrap();
     let states = enums
         .iter()

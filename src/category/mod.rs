@@ -42,6 +42,7 @@ struct Category {
     description: String,
     cvars: AppendVec<usize>,
     pvars: AppendVec<usize>,
+    events: AppendVec<usize>,
     subcategories: AppendVec<usize>,
 }
 
@@ -50,6 +51,35 @@ struct Category {
 struct Pending {
     cvars: Vec<usize>,
     pvars: Vec<usize>,
+    events: Vec<usize>,
+}
+
+/// The kinds of member a category lists.
+#[derive(Clone, Copy)]
+enum Member {
+    Cvar,
+    Pvar,
+    Event,
+}
+
+impl Category {
+    fn members(&self, m: Member) -> &AppendVec<usize> {
+        match m {
+            Member::Cvar => &self.cvars,
+            Member::Pvar => &self.pvars,
+            Member::Event => &self.events,
+        }
+    }
+}
+
+impl Pending {
+    fn members(&mut self, m: Member) -> &mut Vec<usize> {
+        match m {
+            Member::Cvar => &mut self.cvars,
+            Member::Pvar => &mut self.pvars,
+            Member::Event => &mut self.events,
+        }
+    }
 }
 
 /// Cold-path bookkeeping, under one mutex.
@@ -96,6 +126,8 @@ pub struct CategoryInfo<'a> {
     pub num_cvars: usize,
     /// Number of performance variables it contains.
     pub num_pvars: usize,
+    /// Number of event types it contains (`MPI_T_category_get_num_events`).
+    pub num_events: usize,
     /// Number of categories it contains.
     pub num_categories: usize,
 }
@@ -196,19 +228,18 @@ impl Categories {
             description: description.to_string(),
             cvars: AppendVec::new(),
             pvars: AppendVec::new(),
+            events: AppendVec::new(),
             subcategories: AppendVec::new(),
         });
         st.by_name.insert(name.to_string(), index);
         self.bump();
         let cat = self.category(index)?;
-        if let Some(p) = st.pending.remove(name) {
-            for c in p.cvars {
-                cat.cvars.push(c);
-                self.bump();
-            }
-            for v in p.pvars {
-                cat.pvars.push(v);
-                self.bump();
+        if let Some(mut p) = st.pending.remove(name) {
+            for m in [Member::Cvar, Member::Pvar, Member::Event] {
+                for v in p.members(m).drain(..) {
+                    cat.members(m).push(v);
+                    self.bump();
+                }
             }
         }
         self.attach_ready_edges(&mut st);
@@ -261,29 +292,37 @@ impl Categories {
     /// Records performance variable `pvar_index` in category `category`
     /// (pending until the category is defined).
     pub(crate) fn attach_pvar(&self, category: &str, pvar_index: usize) {
-        self.attach(category, pvar_index, false);
+        self.attach(category, pvar_index, Member::Pvar);
     }
 
     /// Records control variable `cvar_index` in category `category`
     /// (pending until the category is defined).
     pub(crate) fn attach_cvar(&self, category: &str, cvar_index: usize) {
-        self.attach(category, cvar_index, true);
+        self.attach(category, cvar_index, Member::Cvar);
     }
 
-    fn attach(&self, category: &str, index: usize, cvar: bool) {
+    /// Records event type `event_index` in category `category` (pending
+    /// until the category is defined).
+    pub(crate) fn attach_event(&self, category: &str, event_index: usize) {
+        self.attach(category, event_index, Member::Event);
+    }
+
+    fn attach(&self, category: &str, index: usize, member: Member) {
         let mut st = self.lock();
         match st.by_name.get(category) {
             Some(&ci) => {
-                let cat = self.cats.get(ci).expect("defined category");
-                let list = if cvar { &cat.cvars } else { &cat.pvars };
+                let list = self.cats.get(ci).expect("defined category").members(member);
                 if !list.iter().any(|(_, &v)| v == index) {
                     list.push(index);
                     self.bump();
                 }
             }
             None => {
-                let p = st.pending.entry(category.to_string()).or_default();
-                let list = if cvar { &mut p.cvars } else { &mut p.pvars };
+                let list = st
+                    .pending
+                    .entry(category.to_string())
+                    .or_default()
+                    .members(member);
                 if !list.contains(&index) {
                     list.push(index);
                 }
@@ -311,6 +350,7 @@ impl Categories {
             description: &c.description,
             num_cvars: c.cvars.len(),
             num_pvars: c.pvars.len(),
+            num_events: c.events.len(),
             num_categories: c.subcategories.len(),
         })
     }
@@ -367,6 +407,22 @@ impl Categories {
     /// [`Categories::cvars_into`].
     pub fn pvars_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
         Ok(Self::list_into(&self.category(index)?.pvars, out))
+    }
+
+    /// `MPI_T_category_get_events`, with the rule of
+    /// [`Categories::cvars_into`].
+    pub fn events_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
+        Ok(Self::list_into(&self.category(index)?.events, out))
+    }
+
+    /// All event type indices of category `index`, in order added.
+    pub fn events(&self, index: usize) -> Result<Vec<usize>> {
+        Ok(self
+            .category(index)?
+            .events
+            .iter()
+            .map(|(_, &v)| v)
+            .collect())
     }
 
     /// `MPI_T_category_get_categories`, with the rule of

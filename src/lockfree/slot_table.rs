@@ -34,8 +34,8 @@ use super::recycler::Recycler;
 use crate::sync::unmodelled;
 use crate::sync::{AtomicU64, AtomicUsize, Ordering, UnsafeCell, spin_hint};
 
-const GEN_BITS: u32 = 40;
-const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
+pub(crate) const GEN_BITS: u32 = 40;
+pub(crate) const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
 const LIVE: u64 = 1 << GEN_BITS;
 const READER: u64 = 1 << (GEN_BITS + 1);
 
@@ -49,7 +49,7 @@ static GENERATIONS: unmodelled::AtomicU64 = unmodelled::AtomicU64::new(1);
 
 /// A generation no allocation in this process has had yet (never 0).
 /// Taken on allocation paths only (not signal-safe ones).
-fn next_generation() -> u64 {
+pub(crate) fn next_generation() -> u64 {
     loop {
         let g = GENERATIONS.fetch_add(1, Ordering::Relaxed) & GEN_MASK;
         if g != 0 {

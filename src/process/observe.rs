@@ -12,6 +12,17 @@
 //! | `pvar_engine_reads` | COUNTER | pvar handle reads served (`read`, `readreset`); a handle counts those served since it was allocated |
 //! | `pvar_engine_live_threads` | LEVEL | threads holding a per-thread id ([`live_threads`](crate::live_threads)) |
 //! | `pvar_engine_thread_records` | LEVEL | per-thread records of this registry ([`Pvars::thread_records`](crate::Pvars::thread_records)) |
+//! | `pvar_engine_events_delivered` | COUNTER | event callbacks run ([`EventStats`](crate::EventStats)) |
+//! | `pvar_engine_events_deferred` | COUNTER | event deliveries that waited in a thread buffer |
+//! | `pvar_engine_events_dropped` | COUNTER | event deliveries lost (no callback allowed, no room to wait) |
+//! | `pvar_engine_events_waiting` | LEVEL | event deliveries waiting in thread buffers |
+//!
+//! Event types (MPI 4 events, unbound, source 0):
+//!
+//! | name | record | raised when |
+//! |---|---|---|
+//! | `pvar_engine_handle_alloc` | (`MPI_INT` pvar index, `MPI_INT` element count) | a pvar handle is allocated |
+//! | `pvar_engine_handle_free` | (`MPI_INT` pvar index) | a pvar handle is freed |
 //!
 //! Control variables (read-only for tools):
 //!
@@ -20,6 +31,7 @@
 //! | `PVAR_ENGINE_VERSION` | `MPI_CHAR` | CONSTANT | the crate version |
 //! | `PVAR_ENGINE_INSTRUMENTATION` | `MPI_INT` (bool) | CONSTANT | 0 when built with `compile-out` |
 //! | `PVAR_ENGINE_THREAD_LEVEL` | `MPI_INT` (enum `mpi_thread_level`) | READONLY | the thread level provided, `MPI_THREAD_MULTIPLE` |
+//! | `PVAR_EVENT_BUFFER_ENTRIES` | `MPI_UNSIGNED_LONG_LONG` | LOCAL | entries of each thread's event buffer made from now on (default 256; environment `PVAR_EVENT_BUFFER_ENTRIES`) |
 //!
 //! When: they are registered in [`global`](crate::global) by the first
 //! [`init_thread`](super::init_thread) (or
@@ -42,19 +54,27 @@ use crate::vocabulary::kinds::{
 pub const CATEGORY: &str = "pvar_engine";
 
 /// Names of the engine's performance variables, in registration order.
-pub const PVARS: [&str; 5] = [
+pub const PVARS: [&str; 9] = [
     "pvar_engine_sessions",
     "pvar_engine_handles",
     "pvar_engine_reads",
     "pvar_engine_live_threads",
     "pvar_engine_thread_records",
+    "pvar_engine_events_delivered",
+    "pvar_engine_events_deferred",
+    "pvar_engine_events_dropped",
+    "pvar_engine_events_waiting",
 ];
 
+/// Names of the engine's event types, in registration order.
+pub const EVENTS: [&str; 2] = ["pvar_engine_handle_alloc", "pvar_engine_handle_free"];
+
 /// Names of the engine's control variables, in registration order.
-pub const CVARS: [&str; 3] = [
+pub const CVARS: [&str; 4] = [
     "PVAR_ENGINE_VERSION",
     "PVAR_ENGINE_INSTRUMENTATION",
     "PVAR_ENGINE_THREAD_LEVEL",
+    "PVAR_EVENT_BUFFER_ENTRIES",
 ];
 
 /// A callback's view of a part of the registry that stores it (its tool
@@ -153,6 +173,61 @@ pub fn register_engine_vars(reg: &Registry) -> Result<()> {
         "per-thread records in this registry (threads that ever updated a summed variable)",
         Callbacks::new(move |_, _| pvars.get().thread_records() as u64),
     )?;
+    let events = Owner::of(reg.events());
+    let event_stat = |name: &str, class, desc: &str, f: fn(crate::event::EventStats) -> u64| {
+        reg.callback_pvar(
+            name,
+            class,
+            Datatype::UnsignedLongLong,
+            Callbacks::new(move |_, _| f(events.get().stats())),
+        )
+        .description(desc)
+        .verbosity(Verbosity::MpidevBasic)
+        .category(CATEGORY)
+        .readonly(true)
+        .continuous(true)
+        .register()
+        .map(|_| ())
+    };
+    event_stat(
+        PVARS[5],
+        PvarClass::Counter,
+        "event callbacks run (at the raise or later from a thread buffer)",
+        |s| s.delivered,
+    )?;
+    event_stat(
+        PVARS[6],
+        PvarClass::Counter,
+        "event deliveries that waited in a thread buffer for a delivery point",
+        |s| s.deferred,
+    )?;
+    event_stat(
+        PVARS[7],
+        PvarClass::Counter,
+        "event deliveries lost: no callback allowed at the point and no room (or no buffer) to wait",
+        |s| s.dropped,
+    )?;
+    level(
+        PVARS[8],
+        "event deliveries waiting in thread buffers",
+        Callbacks::new(move |_, _| events.get().waiting()),
+    )?;
+    let handle_alloc = reg
+        .event::<(i32, i32)>(EVENTS[0])
+        .description("a pvar handle was allocated: pvar index, element count")
+        .verbosity(Verbosity::MpidevBasic)
+        .category(CATEGORY)
+        .register()?;
+    let handle_free = reg
+        .event::<i32>(EVENTS[1])
+        .description("a pvar handle was freed: pvar index")
+        .verbosity(Verbosity::MpidevBasic)
+        .category(CATEGORY)
+        .register()?;
+    reg.tool().set_engine_events(crate::tool::EngineEvents {
+        handle_alloc,
+        handle_free,
+    });
 
     reg.cvar::<String>(CVARS[0])
         .default(env!("CARGO_PKG_VERSION"))
@@ -185,5 +260,18 @@ pub fn register_engine_vars(reg: &Registry) -> Result<()> {
         .verbosity(Verbosity::UserDetail)
         .category(CATEGORY)
         .register()?;
+    let entries = reg
+        .cvar::<u64>(CVARS[3])
+        .default(crate::event::DEFAULT_BUFFER_ENTRIES as u64)
+        .env(["PVAR_EVENT_BUFFER_ENTRIES"])
+        .description(
+            "entries of each thread's event buffer, where event deliveries wait when no \
+             callback may run at the raise; applies to buffers made after a change",
+        )
+        .verbosity(Verbosity::TunerBasic)
+        .category(CATEGORY)
+        .register()?;
+    reg.events()
+        .set_buffer_entries_from(Box::new(move || entries.get() as usize));
     Ok(())
 }

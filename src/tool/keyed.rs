@@ -5,10 +5,12 @@
 
 use super::handle::{HandleData, HandleInfo};
 use super::session_handles::SessionHandles;
+use crate::event::Event;
 use crate::lockfree::slot_table::{Ref, SlotTable};
 use crate::lockfree::striped::StripedCounter;
 use crate::pvar::Pvars;
 use crate::sync::Arc;
+use crate::sync::unmodelled::OnceLock;
 use crate::vocabulary::error::{Error, Result};
 use crate::vocabulary::kinds::{BindKind, ObjectRef};
 
@@ -82,6 +84,18 @@ pub struct Tool {
     /// Reads served: striped, so that threads reading at once (sampling
     /// signal handlers) do not share one counter's cache line.
     pub(super) reads: StripedCounter,
+    /// The engine's own events this side raises, once
+    /// `process::observe` has declared them.
+    engine_events: OnceLock<EngineEvents>,
+}
+
+/// The engine's own events raised by the tool side (see
+/// `process::observe`).
+pub(crate) struct EngineEvents {
+    /// A pvar handle was allocated: (pvar index, element count).
+    pub(crate) handle_alloc: Event<(i32, i32)>,
+    /// A pvar handle was freed: pvar index.
+    pub(crate) handle_free: Event<i32>,
 }
 
 impl std::fmt::Debug for Tool {
@@ -93,6 +107,11 @@ impl std::fmt::Debug for Tool {
 }
 
 impl Tool {
+    /// Makes this tool side raise the engine's own handle events (once).
+    pub(crate) fn set_engine_events(&self, e: EngineEvents) {
+        let _ = self.engine_events.set(e);
+    }
+
     /// A tool side whose handle table holds at most `capacity` handles
     /// (tests of `OUT_OF_HANDLES`).
     pub(crate) fn with_handle_capacity(pvars: Arc<Pvars>, capacity: usize) -> Self {
@@ -101,6 +120,7 @@ impl Tool {
             sessions: SlotTable::new(),
             handles: SlotTable::with_capacity(capacity),
             reads: StripedCounter::new(),
+            engine_events: OnceLock::new(),
         }
     }
 
@@ -230,7 +250,15 @@ impl Tool {
             None => Err((Error::InvalidSession, data)),
         };
         match allocated {
-            Ok(key) => Ok((key, count)),
+            Ok(key) => {
+                if let Some(e) = self.engine_events.get() {
+                    e.handle_alloc.raise(&(
+                        index.min(i32::MAX as usize) as i32,
+                        count.min(i32::MAX as usize) as i32,
+                    ));
+                }
+                Ok((key, count))
+            }
             Err((e, data)) => {
                 data.release();
                 Err(e)
@@ -254,6 +282,10 @@ impl Tool {
 
     pub(crate) fn free_handle(&self, session: SessionId, key: u64) -> Result<()> {
         let h = self.handles.free(key).ok_or(Error::InvalidHandle)?;
+        if let Some(e) = self.engine_events.get() {
+            e.handle_free
+                .raise(&(h.index.min(i32::MAX as usize) as i32));
+        }
         // A session being freed meanwhile drops its whole list instead.
         if let Some(handles) = self.sessions.get(session.0) {
             handles.clear(h.session_entry);

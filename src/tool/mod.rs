@@ -45,5 +45,6 @@ mod session_handles;
 #[cfg(feature = "capi")]
 pub(crate) use handle::HandleData;
 pub use handle::HandleInfo;
+pub(crate) use keyed::EngineEvents;
 pub use keyed::{HandleId, SessionId, Tool, ToolStats};
 pub use session::{Handle, Session, TypedHandle, Values};

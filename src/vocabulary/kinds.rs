@@ -135,6 +135,51 @@ impl Scope {
     }
 }
 
+abi_enum! {
+    /// Callback safety (MPI 4.1 §15.3.8, `MPI_T_cb_safety`): what a callback
+    /// can cope with when a tool registers it, and what a point of delivery
+    /// demands when the engine calls it. Ordered: each level includes the
+    /// guarantees of the ones below it (`None < MpiRestricted < ThreadSafe <
+    /// AsyncSignalSafe`), and a callback registered at level `l` may be
+    /// called wherever the requirement is at most `l`.
+    CbSafety {
+        /// No requirement: the callback may do anything, including call MPI.
+        None = 0x00, "MPI_T_CB_REQUIRE_NONE";
+        /// The callback calls only the MPI functions allowed in restricted
+        /// contexts (the MPI_T query and event-access functions).
+        MpiRestricted = 0x03, "MPI_T_CB_REQUIRE_MPI_RESTRICTED";
+        /// As `MpiRestricted`, and it may run on several threads at once.
+        ThreadSafe = 0x0F, "MPI_T_CB_REQUIRE_THREAD_SAFE";
+        /// As `ThreadSafe`, and it may run in a signal handler: only
+        /// async-signal-safe calls.
+        AsyncSignalSafe = 0x3F, "MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE";
+    }
+}
+
+impl CbSafety {
+    /// 0 for `None` … 3 for `AsyncSignalSafe`: the slot of a callback
+    /// registered at this level.
+    pub const fn rank(self) -> usize {
+        match self {
+            Self::None => 0,
+            Self::MpiRestricted => 1,
+            Self::ThreadSafe => 2,
+            Self::AsyncSignalSafe => 3,
+        }
+    }
+}
+
+abi_enum! {
+    /// Whether the timestamps of an event source are ordered in time across
+    /// its events (`MPI_T_source_order`).
+    SourceOrder {
+        /// Timestamps taken later are never smaller.
+        Ordered = 1, "MPI_T_SOURCE_ORDERED";
+        /// No order between timestamps is guaranteed.
+        Unordered = 2, "MPI_T_SOURCE_UNORDERED";
+    }
+}
+
 /// `MPI_THREAD_SINGLE` (MPI 5.0 standard ABI).
 pub const THREAD_SINGLE: i32 = 0;
 /// `MPI_THREAD_FUNNELED`.
@@ -173,6 +218,10 @@ mod tests {
         assert_eq!(PvarClass::State.raw(), 1);
         assert_eq!(PvarClass::Generic.raw(), 10);
         assert_eq!(Verbosity::MpidevAll.raw(), 0x24);
+        assert_eq!(CbSafety::MpiRestricted.raw(), 0x03);
+        assert_eq!(CbSafety::AsyncSignalSafe.raw(), 0x3F);
+        assert!(CbSafety::ThreadSafe < CbSafety::AsyncSignalSafe);
+        assert_eq!(SourceOrder::Unordered.raw(), 2);
         assert_eq!(BindKind::Session.raw(), 12);
         assert_eq!(Scope::AllEq.raw(), 7);
         for c in PvarClass::ALL {

@@ -93,8 +93,10 @@ mod cvar_info;
 pub(crate) mod datatype;
 pub(crate) mod enumeration;
 pub(crate) mod error;
+pub(crate) mod event_info;
 pub(crate) mod kinds;
 mod pvar_info;
 
 pub use cvar_info::CvarInfo;
+pub use event_info::{EventInfo, MAX_RECORD_BYTES, SourceInfo};
 pub use pvar_info::{ElementCount, PvarInfo};

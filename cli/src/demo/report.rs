@@ -24,6 +24,7 @@ pub struct Report {
     pub workers: Workers,
     pub per_peer: PerPeer,
     pub sampler: SamplerOut,
+    pub events: EventsOut,
     pub overhead: Overhead,
     pub checks: Vec<Check>,
     /// All checks passed.
@@ -145,6 +146,25 @@ pub struct Overhead {
     pub seconds_per_round: f64,
 }
 
+/// The MPI 4 event of the run, as the tool's callback saw it.
+#[derive(Debug, Serialize)]
+pub struct EventsOut {
+    pub event: &'static str,
+    pub index: usize,
+    /// Inbox depth at or above which a receive raises it.
+    pub threshold: u64,
+    /// Raises the workers counted themselves.
+    pub raised_by_workers: u64,
+    /// Callbacks the tool's registration received.
+    pub delivered: u64,
+    /// Deliveries its dropped handler heard of.
+    pub dropped: u64,
+    /// Deliveries the engine dropped, all registrations.
+    pub engine_dropped: u64,
+    /// Deepest inbox the callbacks read from the records.
+    pub max_depth: u64,
+}
+
 #[derive(Debug, Serialize)]
 pub struct Check {
     pub name: &'static str,
@@ -159,6 +179,7 @@ pub struct Inputs<'a> {
     pub fin: &'a Snapshot,
     pub stats: RunStats,
     pub samples: &'a Samples,
+    pub events: EventsOut,
     pub overhead: Overhead,
 }
 
@@ -273,6 +294,15 @@ pub fn build(i: Inputs<'_>) -> Report {
             ),
         },
     ];
+    let e = &i.events;
+    checks.push(Check {
+        name: "event callbacks = raises (+ drops)",
+        ok: e.delivered + e.dropped == e.raised_by_workers,
+        detail: format!(
+            "{} delivered + {} dropped = {} raised",
+            e.delivered, e.dropped, e.raised_by_workers
+        ),
+    });
     checks.push(Check {
         name: "the sampler's reads succeeded",
         ok: i.samples.failed == 0,
@@ -305,6 +335,7 @@ pub fn build(i: Inputs<'_>) -> Report {
         workers,
         per_peer,
         sampler,
+        events: i.events,
         overhead: i.overhead,
         checks,
         ok,
@@ -515,6 +546,18 @@ pub fn print_text(r: &Report) {
                 .join(", ")
         );
     }
+    let e = &r.events;
+    println!(
+        "events (MPI 4: {} raised when a receive finds its inbox at depth >= {}; a THREAD_SAFE callback counts)",
+        e.event, e.threshold
+    );
+    println!(
+        "  raised {}  delivered {}  dropped {}  deepest inbox seen {}",
+        group(e.raised_by_workers),
+        group(e.delivered),
+        group(e.dropped),
+        e.max_depth
+    );
     let o = &r.overhead;
     println!(
         "overhead of instrumentation (worker CPU time per message, same hot loop, best of {} rounds of {:.2} s)",

@@ -5,7 +5,13 @@ use pvar::{
     BindKind, Handle, HandleId, ObjectRef, PvarClass, Registry, Session, SessionId, Tool, Values,
 };
 
-use super::vars::COMM_WORLD;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pvar::{CbSafety, EventRegistration};
+
+use super::report::EventsOut;
+use super::vars::{COMM_WORLD, INBOX_DEEP};
 
 /// Largest element count the demo reads (a `threads²` peer matrix).
 pub const MAX_ELEMS: usize = 64;
@@ -191,5 +197,66 @@ impl Snapshot {
     /// Largest element of an unsigned variable.
     pub fn max(&self, v: V) -> u64 {
         self.elems(v).iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// What the event callbacks saw.
+#[derive(Default)]
+struct Tally {
+    delivered: AtomicU64,
+    max_depth: AtomicU64,
+    dropped: AtomicU64,
+}
+
+/// The tool's MPI 4 event listener: a registration for
+/// `demo_inbox_deep` whose `THREAD_SAFE` callback tallies deliveries on
+/// the raising worker (atomics only) and whose dropped handler counts
+/// losses.
+pub struct DeepListener {
+    registration: EventRegistration,
+    tally: Arc<Tally>,
+    reg: &'static Registry,
+}
+
+impl DeepListener {
+    /// Finds the event by name and registers the callbacks.
+    pub fn attach(reg: &'static Registry) -> pvar::Result<Self> {
+        let index = reg.events().index(INBOX_DEEP)?;
+        let registration = reg.event_registration(index, None)?;
+        let tally = Arc::new(Tally::default());
+        let t = tally.clone();
+        registration.on_event(CbSafety::ThreadSafe, move |inst, _| {
+            t.delivered.fetch_add(1, Ordering::Relaxed);
+            if let Ok(depth) = inst.read::<u64>(0) {
+                t.max_depth.fetch_max(depth, Ordering::Relaxed);
+            }
+        })?;
+        let t = tally.clone();
+        registration.on_dropped(move |n, _| {
+            t.dropped.fetch_add(n, Ordering::Relaxed);
+        })?;
+        Ok(Self {
+            registration,
+            tally,
+            reg,
+        })
+    }
+
+    /// Frees the registration and reports what it saw against what the
+    /// workers raised.
+    pub fn finish(self, raised_by_workers: u64, threshold: u64) -> EventsOut {
+        let index = self.reg.events().index(INBOX_DEEP).unwrap_or(0);
+        let stats = self.reg.events().stats();
+        drop(self.registration);
+        EventsOut {
+            event: INBOX_DEEP,
+            index,
+            threshold,
+            raised_by_workers,
+            delivered: self.tally.delivered.load(Ordering::Relaxed),
+            dropped: self.tally.dropped.load(Ordering::Relaxed),
+            engine_dropped: stats.dropped,
+            max_depth: self.tally.max_depth.load(Ordering::Relaxed),
+        }
     }
 }

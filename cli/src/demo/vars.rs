@@ -180,7 +180,13 @@ pub struct DemoVars {
     pub matrix: Counter,
     pub msg_size: Size<u64>,
     pub in_flight: CallbackVar,
+    /// MPI 4 event: a receive found its inbox at least this deep (the
+    /// run's threshold): (depth, worker).
+    pub inbox_deep: pvar::Event<(u64, i32)>,
 }
+
+/// Name of the demo's event.
+pub const INBOX_DEEP: &str = "demo_inbox_deep";
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -290,7 +296,16 @@ pub fn register(peers: usize) -> Res<DemoVars> {
         .readonly(true)
         .continuous(true)
         .register()?;
+    let inbox_deep = reg
+        .event::<(u64, i32)>(INBOX_DEEP)
+        .description(
+            "a receive found its inbox at or above 3/4 of the queue capacity: \
+             depth (messages, this one included), worker",
+        )
+        .category("demo_queues")
+        .register()?;
     Ok(DemoVars {
+        inbox_deep,
         depth,
         depth_hwm,
         depth_lwm,

@@ -21,6 +21,9 @@ pub struct Config {
     /// Flow control: a burst ends early at a peer whose inbox holds this
     /// many messages.
     pub queue_cap: u64,
+    /// A receive that finds its inbox at least this deep raises the
+    /// `demo_inbox_deep` event.
+    pub deep_threshold: u64,
 }
 
 impl Config {
@@ -32,6 +35,11 @@ impl Config {
     /// Inbox capacity: 8 MiB of payload, between 16 and 1024 messages.
     pub fn queue_cap(message_size: u64) -> u64 {
         ((8 << 20) / message_size.max(1)).clamp(16, 1024)
+    }
+
+    /// The `demo_inbox_deep` threshold: 3/4 of the inbox capacity.
+    pub fn deep_threshold(queue_cap: u64) -> u64 {
+        (queue_cap * 3 / 4).max(2)
     }
 }
 
@@ -48,6 +56,8 @@ pub struct RunStats {
     /// CPU time of the workers, summed.
     pub cpu: Duration,
     pub checksum: u64,
+    /// `demo_inbox_deep` events raised.
+    pub deep_raised: u64,
 }
 
 impl RunStats {
@@ -120,6 +130,7 @@ pub fn run<const ON: bool>(
             total.received += st.received;
             total.cpu += st.cpu;
             total.checksum = total.checksum.wrapping_add(st.checksum);
+            total.deep_raised += st.deep_raised;
             inboxes.push(rx);
         }
         total.elapsed = start.elapsed();
@@ -165,6 +176,12 @@ fn worker<const ON: bool>(
 
     let handle = |m: Msg, st: &mut RunStats| {
         let d = depth[id].fetch_sub(1, Ordering::Relaxed) - 1;
+        if ON && d + 1 >= cfg.deep_threshold {
+            // The worker holds nothing here: callbacks of every level may
+            // run (no tool listening: one load and a branch).
+            v.inbox_deep.raise(&(d + 1, id as i32));
+            st.deep_raised += 1;
+        }
         if ON {
             site::msgs_received().inc();
             site::bytes_received().add(m.payload.len() as u64);

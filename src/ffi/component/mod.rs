@@ -22,6 +22,7 @@
 
 mod cvar;
 mod desc;
+mod event;
 mod register;
 mod site;
 mod update;

@@ -1,0 +1,311 @@
+//! Raising an event and delivering it: at once on the raising thread, or
+//! later from the thread's buffer at a delivery point. See the module
+//! documentation of [`super`] for the rules; `docs/events.md` for why.
+
+use super::buffer::{Pending, RECORD_WORDS, Ring};
+use super::instance::{EventInstance, at_point};
+use super::registration::{Callback, Registration};
+use super::{EventType, Events};
+use crate::hot::cells::thread_id;
+use crate::sync::{AtomicPtr, Ordering};
+use crate::vocabulary::event_info::MAX_RECORD_BYTES;
+use crate::vocabulary::kinds::{BindKind, CbSafety, ObjectRef};
+
+/// Bit 63 of a buffered entry's event word: the raise had an object.
+const HAS_OBJECT: u64 = 1 << 63;
+
+/// A record being raised: the element bytes at their displacements,
+/// padding zeroed, in words (so a buffer entry holds it as atomics).
+pub(crate) struct RecordBuf(pub(crate) [u64; RECORD_WORDS]);
+
+impl RecordBuf {
+    /// Copies the elements of `info` out of the record at `src`.
+    ///
+    /// # Safety
+    /// `src` must point to a record with every element of `elements`
+    /// initialised at its displacement.
+    #[inline]
+    pub(crate) unsafe fn gather(
+        elements: &[(crate::vocabulary::datatype::Datatype, usize)],
+        src: *const u8,
+    ) -> Self {
+        let mut words = [0u64; RECORD_WORDS];
+        let dst = words.as_mut_ptr().cast::<u8>();
+        for &(dt, disp) in elements {
+            // SAFETY: `disp + size <= extent <= MAX_RECORD_BYTES` (checked
+            // when the type was declared), so the destination is inside
+            // `words`; the source bytes are initialised (contract).
+            unsafe { core::ptr::copy_nonoverlapping(src.add(disp), dst.add(disp), dt.size()) };
+        }
+        Self(words)
+    }
+
+    fn bytes(&self, extent: usize) -> &[u8] {
+        debug_assert!(extent <= MAX_RECORD_BYTES);
+        // SAFETY: `words` is `MAX_RECORD_BYTES` initialised bytes and
+        // `extent` is at most that; u8 has no alignment requirement.
+        unsafe { core::slice::from_raw_parts(self.0.as_ptr().cast::<u8>(), extent) }
+    }
+}
+
+impl Events {
+    /// The raise after the one-load check found subscribers: timestamps the
+    /// event once and delivers or defers it for every registration of the
+    /// type (bound events: those for `object`). `required` is what the
+    /// raising point demands of a callback. Async-signal-safe when
+    /// `required` is `AsyncSignalSafe` (as far as the callbacks and the
+    /// source's timestamp function are).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn raise_slow(
+        &self,
+        index: usize,
+        object: Option<ObjectRef>,
+        record: &RecordBuf,
+        required: CbSafety,
+        timestamp: Option<u64>,
+    ) {
+        let Some(ty) = self.types.get(index) else {
+            return;
+        };
+        let Some(timestamp) = timestamp.or_else(|| self.sources.get(ty.info.source)?.now()) else {
+            return;
+        };
+        let object = if ty.info.bind == BindKind::NoObject {
+            None
+        } else {
+            object
+        };
+        at_point(required.max(CbSafety::ThreadSafe), || {
+            for (_, key) in ty.subs.iter() {
+                let key = key.load(Ordering::Acquire);
+                if key == 0 {
+                    continue;
+                }
+                let Some(reg) = self.regs.enter(key) else {
+                    continue;
+                };
+                if reg.object != object {
+                    continue;
+                }
+                self.counters.raised.fetch_add(1, Ordering::Relaxed);
+                self.deliver_or_defer(ty, index, key, &reg, object, record, timestamp, required);
+            }
+        });
+        if required == CbSafety::None && self.waiting.load(Ordering::Relaxed) != 0 {
+            // A point where anything goes: deliver what waits, if the
+            // token is free.
+            self.deliver(CbSafety::None);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn deliver_or_defer(
+        &self,
+        ty: &EventType,
+        index: usize,
+        key: u64,
+        reg: &Registration,
+        object: Option<ObjectRef>,
+        record: &RecordBuf,
+        timestamp: u64,
+        required: CbSafety,
+    ) {
+        // The standard's rule: the callback at the lowest level valid here.
+        // NONE / MPI_RESTRICTED callbacks are valid only while deliveries
+        // are serialised (the token); without it, concurrent raises make
+        // the point at least THREAD_SAFE.
+        if required < CbSafety::ThreadSafe
+            && let Some((cb, level)) = reg.pick(required)
+            && level < CbSafety::ThreadSafe
+            && self.take_token()
+        {
+            self.run(ty, index, key, reg, object, record, timestamp, cb, required);
+            self.give_token();
+            return;
+        }
+        let unserialised = required.max(CbSafety::ThreadSafe);
+        if let Some((cb, _)) = reg.pick(unserialised) {
+            self.run(
+                ty,
+                index,
+                key,
+                reg,
+                object,
+                record,
+                timestamp,
+                cb,
+                unserialised,
+            );
+            return;
+        }
+        if !reg.has_any_callback() {
+            self.drop_one(reg);
+            return;
+        }
+        let pending = Pending {
+            registration: key,
+            event: index as u64 | if object.is_some() { HAS_OBJECT } else { 0 },
+            timestamp,
+            object: object.map_or(0, |o| o.handle),
+            record: record.0,
+        };
+        let pushed = self
+            .ring_for(required != CbSafety::AsyncSignalSafe)
+            .is_some_and(|ring| ring.push(&pending));
+        if pushed {
+            self.waiting.fetch_add(1, Ordering::Relaxed);
+            self.counters.deferred.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.drop_one(reg);
+        }
+    }
+
+    fn drop_one(&self, reg: &Registration) {
+        self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        reg.note_drop();
+    }
+
+    /// Runs one callback: first the registration's dropped handler if
+    /// deliveries were lost (the standard wants losses reported before the
+    /// next event), then the callback with a live instance.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        ty: &EventType,
+        index: usize,
+        key: u64,
+        reg: &Registration,
+        object: Option<ObjectRef>,
+        record: &RecordBuf,
+        timestamp: u64,
+        cb: &Callback,
+        ctx: CbSafety,
+    ) {
+        reg.report_drops(ty.info.source, ctx, cb);
+        let inst = EventInstance {
+            info: &ty.info,
+            event: index,
+            registration: key,
+            timestamp,
+            object,
+            record: record.bytes(ty.info.extent),
+        };
+        if inst.with_live(ctx, |i| (cb.f)(i, ctx)).is_some() {
+            self.counters.delivered.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.drop_one(reg);
+        }
+    }
+
+    fn take_token(&self) -> bool {
+        self.token
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    fn give_token(&self) {
+        self.token.store(false, Ordering::Release);
+    }
+
+    /// A delivery point: delivers the events waiting in every thread's
+    /// buffer whose registration has a callback allowed where the
+    /// requirement is `required` (give `CbSafety::None` where the caller
+    /// holds no lock and anything may run). Returns the number of callbacks
+    /// run; 0 at once if another thread is delivering (the token is taken
+    /// without waiting). Per thread, events are delivered in the order they
+    /// were raised; an event whose callbacks all need a lower requirement
+    /// than `required` stops its thread's buffer until a later point.
+    pub fn deliver(&self, required: CbSafety) -> usize {
+        if self.waiting.load(Ordering::Relaxed) == 0 || !self.take_token() {
+            return 0;
+        }
+        let n = at_point(required, || self.deliver_holding_token(required));
+        self.give_token();
+        n
+    }
+
+    fn deliver_holding_token(&self, required: CbSafety) -> usize {
+        let mut n = 0;
+        for (_, slot) in self.rings.iter() {
+            let p = slot.load(Ordering::Acquire);
+            if p.is_null() {
+                continue;
+            }
+            // SAFETY: rings are freed only when the registry is dropped.
+            let ring = unsafe { &*p };
+            while let Some(pending) = ring.peek() {
+                let index = (pending.event & !HAS_OBJECT) as usize;
+                let reg = self.regs.enter(pending.registration);
+                let ty = self.types.get(index);
+                let (Some(reg), Some(ty)) = (reg, ty) else {
+                    ring.pop();
+                    self.waiting.fetch_sub(1, Ordering::Relaxed);
+                    self.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                let Some((cb, _)) = reg.pick(required) else {
+                    if reg.has_any_callback() {
+                        break; // keep order: a later point may deliver it
+                    }
+                    ring.pop();
+                    self.waiting.fetch_sub(1, Ordering::Relaxed);
+                    self.drop_one(&reg);
+                    continue;
+                };
+                ring.pop();
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+                let object = (pending.event & HAS_OBJECT != 0)
+                    .then(|| ObjectRef::new(ty.info.bind, pending.object));
+                let record = RecordBuf(pending.record);
+                self.run(
+                    ty,
+                    index,
+                    pending.registration,
+                    &reg,
+                    object,
+                    &record,
+                    pending.timestamp,
+                    cb,
+                    required,
+                );
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// This thread's buffer; made (allocating) if `may_make` and it does
+    /// not exist yet. `None` if it does not exist and may not be made, or
+    /// the thread is exiting. Without making, async-signal-safe.
+    pub(crate) fn ring_for(&self, may_make: bool) -> Option<&Ring> {
+        let id = match thread_id::current_raw() {
+            thread_id::EXITED => return None,
+            thread_id::UNASSIGNED if !may_make => return None,
+            thread_id::UNASSIGNED => thread_id::current_or_assign()?,
+            id => id,
+        };
+        let i = id as usize - 1;
+        if let Some(slot) = self.rings.get(i) {
+            let p = slot.load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: rings are freed only when the registry is dropped.
+                return Some(unsafe { &*p });
+            }
+        }
+        if !may_make {
+            return None;
+        }
+        let _g = self.rings_lock.lock();
+        while self.rings.len() <= i {
+            self.rings.push(AtomicPtr::new(core::ptr::null_mut()));
+        }
+        let slot = self.rings.get(i).expect("pushed above");
+        if slot.load(Ordering::Acquire).is_null() {
+            let ring = Box::into_raw(Box::new(Ring::new(self.buffer_entries())));
+            slot.store(ring, Ordering::Release);
+        }
+        // SAFETY: as above; we just made sure the slot holds a ring.
+        Some(unsafe { &*slot.load(Ordering::Acquire) })
+    }
+}
