@@ -13,6 +13,8 @@
 
 use core::cell::Cell;
 
+use crate::sync::{Ordering, compiler_fence};
+
 use super::record::Element;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::error::{Error, Result};
@@ -29,6 +31,16 @@ crate::sync::engine_thread_local! {
     /// The requirement of the raise or delivery point in progress on this
     /// thread, outside its callbacks (where a free callback may run).
     static POINT: Cell<CbSafety> = Cell::new(CbSafety::None);
+}
+
+/// Touches this thread's delivery thread-locals, so that a first delivery
+/// in a signal handler does not set them up (in a `dlopen`ed `libpvar`, a
+/// thread's first access to its thread-locals may allocate).
+pub(crate) fn touch_thread_locals() {
+    DEPTH.with(|d| d.get());
+    LIVE.with(|l| l[0].get());
+    CONTEXT.with(|c| c.get());
+    POINT.with(|p| p.get());
 }
 
 /// Runs `f` as a raise or delivery point whose requirement is `ctx` (what a
@@ -155,13 +167,18 @@ impl<'a> EventInstance<'a> {
             return None;
         }
         let me = self as *const Self as usize;
+        // Claim the slot before filling it: a signal handler's delivery
+        // that interrupts us between the two then takes the next slot
+        // instead of this one (and clearing it on its way out).
+        DEPTH.with(|d| d.set(depth + 1));
+        compiler_fence(Ordering::SeqCst);
         LIVE.with(|l| l[depth].set(me));
         let outer = CONTEXT.with(|c| c.replace(ctx));
-        DEPTH.with(|d| d.set(depth + 1));
         let r = f(self);
-        DEPTH.with(|d| d.set(depth));
         CONTEXT.with(|c| c.set(outer));
         LIVE.with(|l| l[depth].set(0));
+        compiler_fence(Ordering::SeqCst);
+        DEPTH.with(|d| d.set(depth));
         Some(r)
     }
 

@@ -485,6 +485,7 @@ impl Events {
     /// Makes this thread's event buffer now, so that raises from signal
     /// handlers on this thread can defer instead of dropping.
     pub(crate) fn prepare_thread(&self) {
+        instance::touch_thread_locals();
         let _ = self.ring_for(true);
     }
 }

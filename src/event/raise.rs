@@ -150,13 +150,16 @@ impl Events {
             object: object.map_or(0, |o| o.handle),
             record: record.0,
         };
+        // Counted before it is visible, so that a consumer that takes it
+        // at once never brings the count below zero.
+        self.waiting.fetch_add(1, Ordering::Relaxed);
         let pushed = self
             .ring_for(required != CbSafety::AsyncSignalSafe)
             .is_some_and(|ring| ring.push(&pending));
         if pushed {
-            self.waiting.fetch_add(1, Ordering::Relaxed);
             self.counters.deferred.fetch_add(1, Ordering::Relaxed);
         } else {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
             self.drop_one(reg);
         }
     }
