@@ -1,5 +1,5 @@
-//! Helpers shared by the benches (`alternatives`, `counter`, `tool`,
-//! `compile_out`, `memory`): the timed loops, clock and thread fan-out of
+//! Helpers shared by the benches (`alternatives`, `counter`, `events`,
+//! `tool`, `compile_out`, `memory`): the timed loops, clock and thread fan-out of
 //! `pvar bench` (its `loops` module, included by path), the thread
 //! counts, criterion settings, the cases `alternatives` and `counter` both
 //! run, and the side-output directory that `scripts/bench.sh` reads.

@@ -219,6 +219,24 @@ fn cases() -> Vec<Case> {
             make: |_| body(loops::high_watermark_macro_update),
         },
         Case {
+            key: "event_0cb",
+            label: "event raise, no callback",
+            group: "event",
+            make: |_| {
+                let s = Arc::new(loops::event_setup(false));
+                body(move |iters| loops::event_raise(&s, iters))
+            },
+        },
+        Case {
+            key: "event_1cb",
+            label: "event raise, 1 callback",
+            group: "event",
+            make: |_| {
+                let s = Arc::new(loops::event_setup(true));
+                body(move |iters| loops::event_raise(&s, iters))
+            },
+        },
+        Case {
             key: "quanta_pair",
             label: "raw quanta tick pair",
             group: "timer",

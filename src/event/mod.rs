@@ -37,6 +37,7 @@ use std::collections::HashMap;
 
 use crate::category::Categories;
 use crate::lockfree::append_vec::AppendVec;
+use crate::lockfree::striped::StripedCounter;
 use crate::sync::unmodelled::OnceLock;
 use crate::sync::{Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::vocabulary::error::{Error, ErrorCode, Result};
@@ -88,13 +89,15 @@ pub struct EventStats {
     pub discarded: u64,
 }
 
+/// Striped, so that threads raising at once do not share one counter's
+/// cache line.
 #[derive(Default)]
 struct Counters {
-    raised: AtomicU64,
-    delivered: AtomicU64,
-    deferred: AtomicU64,
-    dropped: AtomicU64,
-    discarded: AtomicU64,
+    raised: StripedCounter,
+    delivered: StripedCounter,
+    deferred: StripedCounter,
+    dropped: StripedCounter,
+    discarded: StripedCounter,
 }
 
 /// The event types, sources and registrations of one registry (MPI_T's
@@ -287,11 +290,11 @@ impl Events {
     pub fn stats(&self) -> EventStats {
         let c = &self.counters;
         EventStats {
-            raised: c.raised.load(Ordering::Relaxed),
-            delivered: c.delivered.load(Ordering::Relaxed),
-            deferred: c.deferred.load(Ordering::Relaxed),
-            dropped: c.dropped.load(Ordering::Relaxed),
-            discarded: c.discarded.load(Ordering::Relaxed),
+            raised: c.raised.total(),
+            delivered: c.delivered.total(),
+            deferred: c.deferred.total(),
+            dropped: c.dropped.total(),
+            discarded: c.discarded.total(),
         }
     }
 

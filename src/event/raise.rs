@@ -88,7 +88,7 @@ impl Events {
                 if reg.object != object {
                     continue;
                 }
-                self.counters.raised.fetch_add(1, Ordering::Relaxed);
+                self.counters.raised.inc();
                 self.deliver_or_defer(ty, index, key, &reg, object, record, timestamp, required);
             }
         });
@@ -157,7 +157,7 @@ impl Events {
             .ring_for(required != CbSafety::AsyncSignalSafe)
             .is_some_and(|ring| ring.push(&pending));
         if pushed {
-            self.counters.deferred.fetch_add(1, Ordering::Relaxed);
+            self.counters.deferred.inc();
         } else {
             self.waiting.fetch_sub(1, Ordering::Relaxed);
             self.drop_one(reg);
@@ -165,7 +165,7 @@ impl Events {
     }
 
     fn drop_one(&self, reg: &Registration) {
-        self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        self.counters.dropped.inc();
         reg.note_drop();
     }
 
@@ -195,7 +195,7 @@ impl Events {
             record: record.bytes(ty.info.extent),
         };
         if inst.with_live(ctx, |i| (cb.f)(i, ctx)).is_some() {
-            self.counters.delivered.fetch_add(1, Ordering::Relaxed);
+            self.counters.delivered.inc();
         } else {
             self.drop_one(reg);
         }
@@ -244,7 +244,7 @@ impl Events {
                 let (Some(reg), Some(ty)) = (reg, ty) else {
                     ring.pop();
                     self.waiting.fetch_sub(1, Ordering::Relaxed);
-                    self.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                    self.counters.discarded.inc();
                     continue;
                 };
                 let Some((cb, _)) = reg.pick(required) else {

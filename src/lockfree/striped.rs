@@ -28,6 +28,12 @@ pub(crate) struct StripedCounter {
     stripes: [Stripe; STRIPES],
 }
 
+impl Default for StripedCounter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl StripedCounter {
     pub(crate) fn new() -> Self {
         Self {

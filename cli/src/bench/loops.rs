@@ -411,6 +411,61 @@ pub fn high_watermark_macro_update(iters: u64) -> Duration {
     })
 }
 
+// The event loops: an `Event<u64>` raised with no callback registered
+// (the raise is one relaxed load of the type's subscriber count and a
+// branch) and with one `ThreadSafe` callback (the raise timestamps the
+// event and runs the callback on the raising thread).
+
+std::thread_local! {
+    /// What the event callback of [`event_setup`] summed on this thread.
+    static EVENT_SEEN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// An event to raise, with or without a tool's callback.
+pub struct EventSetup {
+    pub event: pvar::Event<u64>,
+    /// The tool's registration (its callback), if any; freed when dropped.
+    pub _registration: Option<pvar::EventRegistration>,
+    /// What the callback received, over every thread that ran
+    /// [`event_raise`] (each adds its own sum when its loop ends).
+    pub seen: Arc<AtomicU64>,
+}
+
+/// A fresh registry's `Event<u64>`; with `callback`, one tool
+/// registration with a `ThreadSafe` callback that reads the record's one
+/// element and adds it to a thread-local (a tool's cheapest useful
+/// callback: no shared write of its own).
+pub fn event_setup(callback: bool) -> EventSetup {
+    let reg = pvar::Registry::new();
+    let event = reg.event::<u64>("bench_event").register().unwrap();
+    let registration = callback.then(|| {
+        let r = reg.event_registration(event.index(), None).unwrap();
+        r.on_event(pvar::CbSafety::ThreadSafe, |inst, _| {
+            let x: u64 = inst.read(0).unwrap_or(0);
+            EVENT_SEEN.with(|c| c.set(c.get() + x));
+        })
+        .unwrap();
+        r
+    });
+    EventSetup {
+        event,
+        _registration: registration,
+        seen: Arc::new(AtomicU64::new(0)),
+    }
+}
+
+/// `iters` × [`pvar::Event::raise`] of the record `1u64`, after one untimed
+/// raise; then adds what this thread's callback saw to `s.seen` (so with a
+/// callback it grows by `iters + 1` per thread, without one by 0).
+pub fn event_raise(s: &EventSetup, iters: u64) -> Duration {
+    let record = 1u64;
+    s.event.raise(&record);
+    let d = timed(iters, || opaque(&s.event).raise(&record));
+    s.seen
+        .fetch_add(EVENT_SEEN.with(|c| c.replace(0)), Ordering::Relaxed);
+    d
+}
+
 /// `iters` intervals of two raw `quanta` reads.
 pub fn quanta_pair(clock: &quanta::Clock, iters: u64) -> Duration {
     let mut sum = 0u64;
