@@ -528,7 +528,9 @@ static inline void pvar_event_raise(pvar_event ev, const void *record) {
 /* Raises `ev` from a point that requires `cb_safety` of a callback, for
  * `object` (NULL for unbound events; else the object's handle value).
  * With PVAR_CB_REQUIRE_ASYNC_SIGNAL_SAFE it is async-signal-safe: it never
- * allocates, and drops (counting) what it can neither deliver nor buffer. */
+ * allocates, and drops (counting) what it can neither deliver nor buffer;
+ * call pvar_prepare_thread() on the thread first: it makes the thread's
+ * event buffer, without which such a raise cannot defer anything. */
 static inline void pvar_event_raise_in(pvar_event ev, int cb_safety, const uint64_t *object,
     const void *record) {
     if (pvar_event_observed(ev))

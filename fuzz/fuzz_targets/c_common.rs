@@ -117,6 +117,130 @@ unsafe extern "C" {
     ) -> c_int;
 }
 
+/// `MPI_T_event_cb_function`.
+pub type EventCb = unsafe extern "C" fn(inst: Ptr, reg: Ptr, cb_safety: c_int, user_data: Ptr);
+/// `MPI_T_event_free_cb_function`.
+pub type FreeCb = unsafe extern "C" fn(reg: Ptr, cb_safety: c_int, user_data: Ptr);
+/// `MPI_T_event_dropped_cb_function`.
+pub type DroppedCb =
+    unsafe extern "C" fn(count: i64, reg: Ptr, source: c_int, cb_safety: c_int, user_data: Ptr);
+/// `pvar_timestamp_fn`.
+pub type TimestampCb = unsafe extern "C" fn(user_data: Ptr) -> i64;
+
+/// `pvar_event_info` of `pvar.h`.
+#[repr(C)]
+pub struct PvarEventInfo {
+    pub name: *const c_char,
+    pub description: *const c_char,
+    pub verbosity: c_int,
+    pub bind: c_int,
+    pub num_elements: c_int,
+    pub datatypes: *const c_int,
+    pub displacements: *const isize,
+    pub extent: usize,
+    pub source: c_int,
+    pub category: *const c_char,
+}
+
+/// `pvar_event` of `pvar.h`.
+#[repr(C)]
+pub struct PvarEvent {
+    pub observed: *const u32,
+    pub index: c_int,
+}
+
+// MPI 4 events: the tool side (`mpi_t.h`) and the component side
+// (`pvar.h`; `pvar_event_raise_slow` is what its inline raises call).
+unsafe extern "C" {
+    pub fn MPI_T_source_get_num(num: *mut c_int) -> c_int;
+    pub fn MPI_T_source_get_info(
+        index: c_int,
+        name: *mut c_char,
+        name_len: *mut c_int,
+        desc: *mut c_char,
+        desc_len: *mut c_int,
+        ordering: *mut c_int,
+        ticks_per_second: *mut i64,
+        max_ticks: *mut i64,
+        info: *mut Ptr,
+    ) -> c_int;
+    pub fn MPI_T_source_get_timestamp(index: c_int, timestamp: *mut i64) -> c_int;
+    pub fn MPI_T_event_get_num(num: *mut c_int) -> c_int;
+    pub fn MPI_T_event_get_info(
+        index: c_int,
+        name: *mut c_char,
+        name_len: *mut c_int,
+        verbosity: *mut c_int,
+        datatypes: *mut Ptr,
+        displacements: *mut isize,
+        num_elements: *mut c_int,
+        enumtype: *mut Ptr,
+        info: *mut Ptr,
+        desc: *mut c_char,
+        desc_len: *mut c_int,
+        bind: *mut c_int,
+    ) -> c_int;
+    pub fn MPI_T_event_get_index(name: *const c_char, index: *mut c_int) -> c_int;
+    pub fn MPI_T_event_handle_alloc(
+        index: c_int,
+        obj_handle: Ptr,
+        info: Ptr,
+        registration: *mut Ptr,
+    ) -> c_int;
+    pub fn MPI_T_event_handle_set_info(reg: Ptr, info: Ptr) -> c_int;
+    pub fn MPI_T_event_handle_get_info(reg: Ptr, info_used: *mut Ptr) -> c_int;
+    pub fn MPI_T_event_register_callback(
+        reg: Ptr,
+        cb_safety: c_int,
+        info: Ptr,
+        user_data: Ptr,
+        cb: Option<EventCb>,
+    ) -> c_int;
+    pub fn MPI_T_event_callback_set_info(reg: Ptr, cb_safety: c_int, info: Ptr) -> c_int;
+    pub fn MPI_T_event_callback_get_info(reg: Ptr, cb_safety: c_int, info_used: *mut Ptr) -> c_int;
+    pub fn MPI_T_event_handle_free(reg: Ptr, user_data: Ptr, cb: Option<FreeCb>) -> c_int;
+    pub fn MPI_T_event_set_dropped_handler(reg: Ptr, cb: Option<DroppedCb>) -> c_int;
+    pub fn MPI_T_event_read(inst: Ptr, element: c_int, buffer: Ptr) -> c_int;
+    pub fn MPI_T_event_copy(inst: Ptr, buffer: Ptr) -> c_int;
+    pub fn MPI_T_event_get_timestamp(inst: Ptr, timestamp: *mut i64) -> c_int;
+    pub fn MPI_T_event_get_source(inst: Ptr, source: *mut c_int) -> c_int;
+    pub fn MPI_T_category_get_num_events(index: c_int, num: *mut c_int) -> c_int;
+    pub fn MPI_T_category_get_events(index: c_int, len: c_int, indices: *mut c_int) -> c_int;
+
+    pub fn pvar_source_register(
+        name: *const c_char,
+        description: *const c_char,
+        ordering: c_int,
+        ticks_per_second: i64,
+        max_ticks: i64,
+        now: Option<TimestampCb>,
+        user_data: Ptr,
+        index: *mut c_int,
+    ) -> c_int;
+    pub fn pvar_event_register(info: *const PvarEventInfo, event: *mut PvarEvent) -> c_int;
+    pub fn pvar_event_raise_slow(
+        index: c_int,
+        cb_safety: c_int,
+        object: *const u64,
+        timestamp: *const i64,
+        record: *const c_void,
+    );
+    pub fn pvar_event_deliver(cb_safety: c_int) -> c_int;
+    pub fn pvar_category_define(
+        name: *const c_char,
+        description: *const c_char,
+        index: *mut c_int,
+    ) -> c_int;
+    pub fn pvar_prepare_thread();
+}
+
+/// `MPI_T_CB_REQUIRE_*`, lowest to highest.
+pub const CB_LEVELS: [c_int; 4] = [0x00, 0x03, 0x0F, 0x3F];
+/// `MPI_INFO_NULL` (MPI 5.0 ABI).
+pub const INFO_NULL: usize = 0x130;
+pub const ERR_INVALID_NAME: c_int = 1011;
+pub const ERR_NOT_SUPPORTED: c_int = 1004;
+
 pub const SUCCESS: c_int = 0;
 pub const ERR_INVALID: c_int = 1006;
 pub const ERR_INVALID_INDEX: c_int = 1007;

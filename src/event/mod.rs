@@ -386,10 +386,15 @@ impl Events {
         let reg = self.registration(key)?;
         let adding = f.is_some();
         reg.set_callback(level, f.map(|f| Callback { f, user_data }));
-        if adding && !reg.subscribed.swap(true, Ordering::AcqRel) {
-            self.ty(reg.event)?
-                .subscribers
-                .fetch_add(1, Ordering::Release);
+        if adding && !reg.subscribed.swap(true, Ordering::SeqCst) {
+            let ty = self.ty(reg.event)?;
+            ty.subscribers.fetch_add(1, Ordering::Release);
+            // A free racing with us may have retired the registration
+            // before our swap (and so found nothing to unsubscribe): undo.
+            // Exactly one of the two swaps back to false sees `true`.
+            if !reg.is_live() && reg.subscribed.swap(false, Ordering::SeqCst) {
+                ty.subscribers.fetch_sub(1, Ordering::Release);
+            }
         }
         Ok(())
     }
@@ -424,7 +429,7 @@ impl Events {
         let mut event = None;
         let live = self.regs.retire(key, |r| {
             r.set_free(free);
-            event = Some((r.event, r.subscribed.swap(false, Ordering::AcqRel)));
+            event = Some((r.event, r.subscribed.swap(false, Ordering::SeqCst)));
         });
         if !live {
             return Err(Error::from(ErrorCode::InvalidHandle));

@@ -68,9 +68,10 @@ impl Events {
         let Some(ty) = self.types.get(index) else {
             return;
         };
-        let Some(timestamp) = timestamp.or_else(|| self.sources.get(ty.info.source)?.now()) else {
-            return;
-        };
+        // A source without a clock needs the raise's timestamp; without one
+        // the event cannot be delivered: every matching registration counts
+        // it as dropped (below).
+        let timestamp = timestamp.or_else(|| self.sources.get(ty.info.source)?.now());
         let object = if ty.info.bind == BindKind::NoObject {
             None
         } else {
@@ -89,7 +90,12 @@ impl Events {
                     continue;
                 }
                 self.counters.raised.inc();
-                self.deliver_or_defer(ty, index, key, &reg, object, record, timestamp, required);
+                match timestamp {
+                    Some(ts) => {
+                        self.deliver_or_defer(ty, index, key, &reg, object, record, ts, required)
+                    }
+                    None => self.drop_one(&reg),
+                }
             }
         });
         if required == CbSafety::None && self.waiting.load(Ordering::Relaxed) != 0 {

@@ -66,6 +66,14 @@ impl<T: Retire> core::ops::Deref for Inside<'_, T> {
     }
 }
 
+impl<T: Retire> Inside<'_, T> {
+    /// Whether the registration is still live (not retired). SeqCst, to
+    /// order it against the retiring compare-and-swap.
+    pub(crate) fn is_live(&self) -> bool {
+        self.slot.state.load(Ordering::SeqCst) & LIVE != 0
+    }
+}
+
 impl<T: Retire> Drop for Inside<'_, T> {
     fn drop(&mut self) {
         let before = self.slot.state.fetch_sub(INSIDE, Ordering::AcqRel);
@@ -177,7 +185,7 @@ impl<T: Retire + Send + Sync> Registrations<T> {
             match slot.state.compare_exchange_weak(
                 st,
                 (st & !LIVE) | RETIRING,
-                Ordering::AcqRel,
+                Ordering::SeqCst,
                 Ordering::Acquire,
             ) {
                 Ok(_) => break,

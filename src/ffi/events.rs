@@ -222,6 +222,7 @@ mpi_t_fn! {
                 return Err(ERR_INVALID);
             }
             let k = reg.events().handle_alloc(i, object).c()?;
+            super::init::track_event_registration(k, true);
             // SAFETY: checked by `require`.
             unsafe { set_req(event_registration, k as usize as Registration) }
         })
@@ -306,6 +307,7 @@ mpi_t_fn! {
     ) {
         let _ = info;
         mpit_call(|reg| {
+            reg.events().registration_info(key(event_registration)).c()?;
             let has = reg
                 .events()
                 .has_callback(key(event_registration), safety(cb_safety)?)
@@ -324,6 +326,7 @@ mpi_t_fn! {
         info_used: *mut Info,
     ) {
         mpit_call(|reg| {
+            reg.events().registration_info(key(event_registration)).c()?;
             let has = reg
                 .events()
                 .has_callback(key(event_registration), safety(cb_safety)?)
@@ -358,7 +361,9 @@ mpi_t_fn! {
                     unsafe { f(h.0, ctx.raw(), ud.0) }
                 })
             });
-            reg.events().handle_free(key(event_registration), f).c()
+            reg.events().handle_free(key(event_registration), f).c()?;
+            super::init::track_event_registration(key(event_registration), false);
+            Ok(())
         })
     }
 }

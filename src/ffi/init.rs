@@ -15,6 +15,7 @@ use crate::{CvarHandle, SessionId};
 struct Open {
     sessions: HashSet<u64>,
     cvar_handles: HashSet<u64>,
+    event_registrations: HashSet<u64>,
 }
 
 static OPEN: Mutex<Option<Open>> = Mutex::new(None);
@@ -24,6 +25,7 @@ fn with_open<R>(f: impl FnOnce(&mut Open) -> R) -> R {
     let open = g.get_or_insert_with(|| Open {
         sessions: HashSet::new(),
         cvar_handles: HashSet::new(),
+        event_registrations: HashSet::new(),
     });
     f(open)
 }
@@ -48,14 +50,26 @@ pub(crate) fn track_cvar_handle(raw: u64, live: bool) {
     });
 }
 
-/// Frees every session (with its handles) and cvar handle still open:
+pub(crate) fn track_event_registration(key: u64, live: bool) {
+    with_open(|o| {
+        if live {
+            o.event_registrations.insert(key);
+        } else {
+            o.event_registrations.remove(&key);
+        }
+    });
+}
+
+/// Frees every session (with its handles), cvar handle and event
+/// registration (without a free callback) still open:
 /// after the last finalize, handles from before are invalid, also after a
 /// later re-initialisation.
 fn release_all() {
-    let (sessions, cvars) = with_open(|o| {
+    let (sessions, cvars, events) = with_open(|o| {
         (
             std::mem::take(&mut o.sessions),
             std::mem::take(&mut o.cvar_handles),
+            std::mem::take(&mut o.event_registrations),
         )
     });
     let reg = registry();
@@ -64,6 +78,9 @@ fn release_all() {
     }
     for h in cvars.into_iter().filter_map(CvarHandle::from_raw) {
         let _ = reg.cvars().handle_free(h);
+    }
+    for k in events {
+        let _ = reg.events().handle_free(k, None);
     }
 }
 
