@@ -35,7 +35,6 @@
 //! Linux only (`pthread_kill`, real-time signals, `__errno_location`).
 #![cfg(target_os = "linux")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Barrier};
@@ -46,55 +45,17 @@ use pvar::{CbSafety, Event, EventInstance, Registry};
 // ---------------------------------------------------------------------------
 // The allocator that aborts inside a signal handler.
 
+#[path = "support/abort_in_handler.rs"]
+mod abort_in_handler;
+use abort_in_handler::{IN_HANDLER, die};
+abort_in_handler::install!("event_signals");
+
 thread_local! {
-    /// Set while the signal handler runs on this thread (`const`, no
-    /// destructor: usable from the allocator and the handler).
-    static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
     /// This thread's number in record tags (1..=WORKERS for workers).
     static ME: Cell<u64> = const { Cell::new(0) };
     /// Sequence of the handler's raises on this thread.
     static HANDLER_SEQ: Cell<u64> = const { Cell::new(0) };
 }
-
-fn die(msg: &str) -> ! {
-    // SAFETY: write(2) and abort(3) are async-signal-safe; `msg` is valid.
-    unsafe {
-        libc::write(2, msg.as_ptr().cast(), msg.len());
-        libc::abort();
-    }
-}
-
-#[inline]
-fn check_not_in_handler() {
-    if IN_HANDLER.try_with(|c| c.get()).unwrap_or(false) {
-        die("\nevent_signals: FATAL: the allocator was entered inside a signal handler\n");
-    }
-}
-
-struct AbortInHandler;
-
-// SAFETY: forwards to `System` unchanged.
-unsafe impl GlobalAlloc for AbortInHandler {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        check_not_in_handler();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        check_not_in_handler();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        check_not_in_handler();
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        check_not_in_handler();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: AbortInHandler = AbortInHandler;
 
 // ---------------------------------------------------------------------------
 // Records, counts and progress.

@@ -9,54 +9,16 @@
 //! Linux only, like the sampler.
 #![cfg(target_os = "linux")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::time::{Duration, Instant};
 
 use pvar::{ErrorCode, Registry, SampleClock, Sampler};
 
-thread_local! {
-    /// Set while the test's signal handler runs on this thread.
-    static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
-}
-
-struct AbortInHandler;
-
-fn check_not_in_handler() {
-    if IN_HANDLER.try_with(|c| c.get()).unwrap_or(false) {
-        let msg = b"allocation inside the sampler's signal handler\n";
-        // SAFETY: write(2) and abort(3) are async-signal-safe.
-        unsafe {
-            libc::write(2, msg.as_ptr().cast(), msg.len());
-            libc::abort();
-        }
-    }
-}
-
-// SAFETY: forwards to the system allocator after a check that allocates
-// nothing.
-unsafe impl GlobalAlloc for AbortInHandler {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        check_not_in_handler();
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        check_not_in_handler();
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        check_not_in_handler();
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: AbortInHandler = AbortInHandler;
+#[path = "support/abort_in_handler.rs"]
+mod abort_in_handler;
+use abort_in_handler::IN_HANDLER;
+abort_in_handler::install!("sampler");
 
 /// The program's own handler: marks the thread, then the sampler's work.
 extern "C" fn own_handler(_: libc::c_int) {

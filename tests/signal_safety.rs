@@ -26,7 +26,6 @@
 //! Linux only (`setitimer`, `pthread_kill`, `__errno_location`).
 #![cfg(target_os = "linux")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
 use std::time::{Duration, Instant};
@@ -36,11 +35,12 @@ use pvar::{Counter, HandleId, Registry, SessionId, Tool};
 // ---------------------------------------------------------------------------
 // The allocator that aborts inside a signal handler.
 
+#[path = "support/abort_in_handler.rs"]
+mod abort_in_handler;
+use abort_in_handler::{IN_HANDLER, die};
+abort_in_handler::install!("signal_safety");
+
 thread_local! {
-    /// Set while a signal handler runs on this thread. `const`, no
-    /// destructor: a plain TLS load, nothing lazy, usable from the allocator
-    /// and from the handler.
-    static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
     /// Last value the handler read on this thread, per monitored handle.
     static LAST_COUNTER: Cell<u64> = const { Cell::new(0) };
     static LAST_TIMER: Cell<f64> = const { Cell::new(0.0) };
@@ -54,46 +54,6 @@ thread_local! {
     /// Handler invocations on this thread (for the start/stop parity).
     static LOCAL_SIGNALS: Cell<u64> = const { Cell::new(0) };
 }
-
-fn die(msg: &str) -> ! {
-    // SAFETY: write(2) and abort(3) are async-signal-safe; `msg` is valid.
-    unsafe {
-        libc::write(2, msg.as_ptr().cast(), msg.len());
-        libc::abort();
-    }
-}
-
-#[inline]
-fn check_not_in_handler() {
-    if IN_HANDLER.try_with(|c| c.get()).unwrap_or(false) {
-        die("\nsignal_safety: FATAL: the allocator was entered inside a signal handler\n");
-    }
-}
-
-struct AbortInHandler;
-
-// SAFETY: forwards to `System` unchanged.
-unsafe impl GlobalAlloc for AbortInHandler {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        check_not_in_handler();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        check_not_in_handler();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        check_not_in_handler();
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        check_not_in_handler();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: AbortInHandler = AbortInHandler;
 
 // ---------------------------------------------------------------------------
 // What the handler uses: registered in advance, reached through statics.
