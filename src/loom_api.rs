@@ -6,7 +6,10 @@
 //! atomics, mutexes, cells and thread-locals (see `sync`). The tool-side
 //! protocols (sessions, handles and their run words, watermark
 //! subscriptions, readreset, free) are driven through the public keyed
-//! tool API ([`Registry::tool`](crate::Registry::tool)) instead.
+//! tool API ([`Registry::tool`](crate::Registry::tool)) instead, and event
+//! delivery through the public event API; the event buffer and the event
+//! registrations' slot table are exposed here ([`EventRing`],
+//! [`EventRegs`]) to be modelled on their own.
 //!
 //! Rule for models: a model's main thread must not update a sharded
 //! variable (it would take a thread id, whose exit guard runs after loom has
@@ -15,7 +18,7 @@
 #![allow(missing_docs, clippy::new_without_default)]
 
 use crate::hot::cells::{CellRange, CellSpace, site_cache, thread_id};
-use crate::sync::{Arc, AtomicU64, unmodelled};
+use crate::sync::{Arc, AtomicBool, AtomicU64, unmodelled};
 
 /// Ranges one [`Cells`] can hand out (models take one or two).
 const MAX_RANGES: usize = 8;
@@ -242,5 +245,111 @@ pub mod signal {
     /// not (so that it cannot fire in a later operation).
     pub fn disarm() -> bool {
         crate::sync::signal::disarm()
+    }
+}
+
+/// A thread's event buffer (`event::buffer::Ring`): producers push with a
+/// compare-and-swap on the tail, the delivery-token holder peeks and pops.
+pub struct EventRing(crate::event::buffer::Ring);
+
+/// Words of record data in an [`EventRing`] entry.
+pub const EVENT_RECORD_WORDS: usize = crate::event::buffer::RECORD_WORDS;
+
+/// One [`EventRing`] entry as the consumer reads it: registration, event,
+/// timestamp, object, record words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventEntry {
+    pub registration: u64,
+    pub event: u64,
+    pub timestamp: u64,
+    pub object: u64,
+    pub record: [u64; EVENT_RECORD_WORDS],
+}
+
+impl EventRing {
+    /// A ring of `capacity` entries (as `Ring::new`: at least 1).
+    pub fn new(capacity: usize) -> Self {
+        Self(crate::event::buffer::Ring::new(capacity))
+    }
+    /// A producer's push; `false` if the ring was full.
+    pub fn push(&self, e: &EventEntry) -> bool {
+        self.0.push(&crate::event::buffer::Pending {
+            registration: e.registration,
+            event: e.event,
+            timestamp: e.timestamp,
+            object: e.object,
+            record: e.record,
+        })
+    }
+    /// The consumer's look at the oldest published entry.
+    pub fn peek(&self) -> Option<EventEntry> {
+        self.0.peek().map(|p| EventEntry {
+            registration: p.registration,
+            event: p.event,
+            timestamp: p.timestamp,
+            object: p.object,
+            record: p.record,
+        })
+    }
+    /// The consumer frees the entry `peek` returned.
+    pub fn pop(&self) {
+        self.0.pop()
+    }
+}
+
+/// The event registrations' slot table (`event::registrations`), holding
+/// probes whose `Retire::finish` runs the closure given to
+/// [`EventRegs::alloc`], after checking that the `before_finish` of the
+/// retire that retired it ran first and is visible.
+pub struct EventRegs(crate::event::registrations::Registrations<RegProbe>);
+
+/// What an [`EventRegs`] slot holds.
+pub struct RegProbe {
+    /// Set (relaxed) by the retire's `before_finish`, as `handle_free`
+    /// stores the free callback there.
+    retired: AtomicBool,
+    on_finish: Box<dyn Fn() + Send + Sync>,
+}
+
+impl crate::event::registrations::Retire for RegProbe {
+    fn finish(&self) {
+        assert!(
+            self.retired.load(crate::sync::Ordering::Relaxed),
+            "finish ran without seeing the retire's before_finish"
+        );
+        (self.on_finish)()
+    }
+}
+
+/// A delivery's reference to an [`EventRegs`] slot; dropping it may
+/// finish a retired slot (run its `on_finish`).
+pub struct EventInside<'a>(#[allow(dead_code)] crate::event::registrations::Inside<'a, RegProbe>);
+
+impl EventRegs {
+    /// A table of at most `capacity` registrations.
+    pub fn new(capacity: usize) -> Self {
+        Self(crate::event::registrations::Registrations::with_capacity(
+            capacity,
+        ))
+    }
+    /// A new registration whose finish runs `on_finish`; `None` if full.
+    pub fn alloc(&self, on_finish: impl Fn() + Send + Sync + 'static) -> Option<u64> {
+        self.0
+            .alloc(RegProbe {
+                retired: AtomicBool::new(false),
+                on_finish: Box::new(on_finish),
+            })
+            .ok()
+    }
+    /// Enters registration `key` (`None` if it is not live).
+    pub fn enter(&self, key: u64) -> Option<EventInside<'_>> {
+        self.0.enter(key).map(EventInside)
+    }
+    /// Retires registration `key` (its `before_finish` marks the probe
+    /// retired); `false` if it was not live.
+    pub fn retire(&self, key: u64) -> bool {
+        self.0.retire(key, |p| {
+            p.retired.store(true, crate::sync::Ordering::Relaxed)
+        })
     }
 }

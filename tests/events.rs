@@ -464,3 +464,48 @@ fn every_delivery_happens_once_or_is_counted_as_dropped_under_threads() {
     ev.raise(&0);
     assert_eq!(lost.load(Relaxed), st.dropped, "every drop reported");
 }
+
+/// Per registration and thread, raise order survives deferral: once an
+/// event waits, later raises of the registration wait behind it, even at
+/// points where they could run at once.
+#[test]
+fn a_later_raise_waits_behind_an_earlier_deferred_one() {
+    let reg = Registry::new();
+    reg.prepare_thread();
+    let ev = reg.event::<u64>("ordered").register().unwrap();
+    let r = reg.event_registration(ev.index(), None).unwrap();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g = got.clone();
+    r.on_event(CbSafety::None, move |inst, _| {
+        g.lock().unwrap().push(inst.read::<u64>(0).unwrap());
+    })
+    .unwrap();
+    ev.raise_in(CbSafety::AsyncSignalSafe, None, &1); // waits
+    ev.raise_in(CbSafety::ThreadSafe, None, &2); // waits behind it
+    assert!(got.lock().unwrap().is_empty());
+    ev.raise(&3); // a NONE point: delivers 1 and 2, then 3
+    assert_eq!(*got.lock().unwrap(), vec![1, 2, 3]);
+}
+
+/// A buffer never has fewer than two entries (with one, a second push
+/// would overwrite an unconsumed entry).
+#[test]
+fn the_smallest_buffer_loses_nothing() {
+    let reg = Registry::new();
+    reg.events().set_buffer_entries(1);
+    assert_eq!(reg.events().buffer_entries(), 2);
+    reg.prepare_thread();
+    let ev = reg.event::<u64>("tiny").register().unwrap();
+    let r = reg.event_registration(ev.index(), None).unwrap();
+    let (n, n2) = counter();
+    r.on_event(CbSafety::None, move |_, _| {
+        n2.fetch_add(1, Relaxed);
+    })
+    .unwrap();
+    for i in 0..3 {
+        ev.raise_in(CbSafety::AsyncSignalSafe, None, &i);
+    }
+    assert_eq!(reg.events().deliver(CbSafety::None), 2);
+    let st = reg.events().stats();
+    assert_eq!((st.deferred, st.dropped, n.load(Relaxed)), (2, 1, 2));
+}

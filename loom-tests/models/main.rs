@@ -10,6 +10,9 @@
 
 mod append_vec;
 mod cells;
+mod event_delivery;
+mod event_registrations;
+mod event_ring;
 mod handle;
 mod reentrancy;
 mod session_free;

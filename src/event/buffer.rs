@@ -30,6 +30,11 @@
 use crate::sync::{AtomicU64, Ordering};
 use crate::vocabulary::event_info::MAX_RECORD_BYTES;
 
+/// The fewest entries a ring has: with one, the sequence value marking
+/// position `p` full equals the one marking `p + 1` free, and a second
+/// push would overwrite an unconsumed entry.
+pub(crate) const MIN_ENTRIES: usize = 2;
+
 /// Words of record data per entry.
 pub(crate) const RECORD_WORDS: usize = MAX_RECORD_BYTES / 8;
 
@@ -60,9 +65,9 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
-    /// A ring of `capacity` entries (at least 1). Allocates.
+    /// A ring of `capacity` entries, at least [`MIN_ENTRIES`]. Allocates.
     pub(crate) fn new(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
+        let capacity = capacity.max(MIN_ENTRIES);
         Self {
             head: AtomicU64::new(0),
             tail: AtomicU64::new(0),

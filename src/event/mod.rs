@@ -299,17 +299,18 @@ impl Events {
     }
 
     /// Sets the number of entries of thread buffers made from now on
-    /// (existing buffers keep theirs). At least 1. In the process registry
+    /// (existing buffers keep theirs). At least 2. In the process registry
     /// once a tool has initialised MPI_T, the `PVAR_EVENT_BUFFER_ENTRIES`
     /// control variable decides instead.
     pub fn set_buffer_entries(&self, n: usize) {
-        self.buffer_entries.store(n.max(1), Ordering::Relaxed);
+        self.buffer_entries
+            .store(n.max(buffer::MIN_ENTRIES), Ordering::Relaxed);
     }
 
     /// Entries of thread buffers made from now on.
     pub fn buffer_entries(&self) -> usize {
         match self.entries_from.get() {
-            Some(f) => f().max(1),
+            Some(f) => f().max(buffer::MIN_ENTRIES),
             None => self.buffer_entries.load(Ordering::Relaxed),
         }
     }

@@ -98,10 +98,11 @@ impl Events {
                 }
             }
         });
-        if required == CbSafety::None && self.waiting.load(Ordering::Relaxed) != 0 {
-            // A point where anything goes: deliver what waits, if the
-            // token is free.
-            self.deliver(CbSafety::None);
+        if self.waiting.load(Ordering::Relaxed) != 0 {
+            // Every raise is a delivery point for what waits (at its own
+            // requirement, if the token is free): waiting events, which
+            // later raises of their registrations queue behind, move on.
+            self.deliver(required);
         }
     }
 
@@ -117,11 +118,15 @@ impl Events {
         timestamp: u64,
         required: CbSafety,
     ) {
+        // Behind earlier deliveries to this registration that wait: wait
+        // too, so that they keep their order.
+        let queued = reg.waiting.load(Ordering::Acquire) != 0;
         // The standard's rule: the callback at the lowest level valid here.
         // NONE / MPI_RESTRICTED callbacks are valid only while deliveries
         // are serialised (the token); without it, concurrent raises make
         // the point at least THREAD_SAFE.
-        if required < CbSafety::ThreadSafe
+        if !queued
+            && required < CbSafety::ThreadSafe
             && let Some((cb, level)) = reg.pick(required)
             && level < CbSafety::ThreadSafe
             && self.take_token()
@@ -131,7 +136,7 @@ impl Events {
             return;
         }
         let unserialised = required.max(CbSafety::ThreadSafe);
-        if let Some((cb, _)) = reg.pick(unserialised) {
+        if !queued && let Some((cb, _)) = reg.pick(unserialised) {
             self.run(
                 ty,
                 index,
@@ -159,12 +164,14 @@ impl Events {
         // Counted before it is visible, so that a consumer that takes it
         // at once never brings the count below zero.
         self.waiting.fetch_add(1, Ordering::Relaxed);
+        reg.waiting.fetch_add(1, Ordering::AcqRel);
         let pushed = self
             .ring_for(required != CbSafety::AsyncSignalSafe)
             .is_some_and(|ring| ring.push(&pending));
         if pushed {
             self.counters.deferred.inc();
         } else {
+            reg.waiting.fetch_sub(1, Ordering::AcqRel);
             self.waiting.fetch_sub(1, Ordering::Relaxed);
             self.drop_one(reg);
         }
@@ -259,11 +266,13 @@ impl Events {
                     }
                     ring.pop();
                     self.waiting.fetch_sub(1, Ordering::Relaxed);
+                    reg.waiting.fetch_sub(1, Ordering::AcqRel);
                     self.drop_one(&reg);
                     continue;
                 };
                 ring.pop();
                 self.waiting.fetch_sub(1, Ordering::Relaxed);
+                reg.waiting.fetch_sub(1, Ordering::AcqRel);
                 let object = (pending.event & HAS_OBJECT != 0)
                     .then(|| ObjectRef::new(ty.info.bind, pending.object));
                 let record = RecordBuf(pending.record);

@@ -43,6 +43,9 @@ pub(crate) struct Registration {
     /// Whether this registration counts in its event's subscribers (it has
     /// had a callback and is not retired).
     pub(crate) subscribed: AtomicBool,
+    /// Its deliveries waiting in thread buffers: while any waits, new
+    /// raises wait behind them (delivery keeps raise order).
+    pub(crate) waiting: AtomicU64,
     /// Everything boxed for this registration, freed when it is dropped.
     owned: Mutex<Owned>,
 }
@@ -68,6 +71,7 @@ impl Registration {
             dropped_count: AtomicU64::new(0),
             free: AtomicPtr::new(core::ptr::null_mut()),
             subscribed: AtomicBool::new(false),
+            waiting: AtomicU64::new(0),
             owned: Mutex::new(Owned::default()),
         }
     }
