@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use pvar::{CvarValue, Registry};
 
-use report::{CvarValueOut, Inputs, Overhead, RunConfig};
+use report::{CvarValueOut, EventsOut, Inputs, Overhead, RunConfig};
 use tool::{DeepListener, Handles, Snapshot};
 use view::{Mode, View};
 use workload::Config;
@@ -209,7 +209,7 @@ pub fn run(args: Args) -> Res<()> {
     session.stop_all()?;
     // Every raise of the main run has been delivered or counted as
     // dropped; the overhead rounds below run without a listener.
-    let events = listener.finish(stats.deep_raised, cfg.deep_threshold);
+    let events = EventsOut::new(listener.finish(), stats.deep_raised, cfg.deep_threshold);
     view.finish();
 
     if mode == Mode::Terminal {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::sampler::{Sample, Samples};
-use super::tool::{Snapshot, V};
-use super::vars::{COMM_WORLD, STATE_NAMES};
+use super::tool::{EventCounts, Snapshot, V};
+use super::vars::{COMM_WORLD, INBOX_DEEP, STATE_NAMES};
 use super::view::{bytes, group, rate};
 use super::workload::RunStats;
 
@@ -163,6 +163,23 @@ pub struct EventsOut {
     pub engine_dropped: u64,
     /// Deepest inbox the callbacks read from the records.
     pub max_depth: u64,
+}
+
+impl EventsOut {
+    /// The figures of the demo's event: what the tool saw, what the
+    /// workers raised, at which threshold.
+    pub fn new(seen: EventCounts, raised_by_workers: u64, threshold: u64) -> Self {
+        Self {
+            event: INBOX_DEEP,
+            index: seen.index,
+            threshold,
+            raised_by_workers,
+            delivered: seen.delivered,
+            dropped: seen.dropped,
+            engine_dropped: seen.engine_dropped,
+            max_depth: seen.max_depth,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]

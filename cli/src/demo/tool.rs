@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use pvar::{CbSafety, EventRegistration};
 
-use super::report::EventsOut;
 use super::vars::{COMM_WORLD, INBOX_DEEP};
 
 /// Largest element count the demo reads (a `threads²` peer matrix).
@@ -242,21 +241,31 @@ impl DeepListener {
         })
     }
 
-    /// Frees the registration and reports what it saw against what the
-    /// workers raised.
-    pub fn finish(self, raised_by_workers: u64, threshold: u64) -> EventsOut {
-        let index = self.reg.events().index(INBOX_DEEP).unwrap_or(0);
+    /// Frees the registration and returns what it saw.
+    pub fn finish(self) -> EventCounts {
         let stats = self.reg.events().stats();
         drop(self.registration);
-        EventsOut {
-            event: INBOX_DEEP,
-            index,
-            threshold,
-            raised_by_workers,
+        EventCounts {
+            index: self.reg.events().index(INBOX_DEEP).unwrap_or(0),
             delivered: self.tally.delivered.load(Ordering::Relaxed),
             dropped: self.tally.dropped.load(Ordering::Relaxed),
             engine_dropped: stats.dropped,
             max_depth: self.tally.max_depth.load(Ordering::Relaxed),
         }
     }
+}
+
+/// What the tool's event registration saw over the run.
+#[derive(Debug, Clone, Copy)]
+pub struct EventCounts {
+    /// The event's index, found by name.
+    pub index: usize,
+    /// Callbacks run.
+    pub delivered: u64,
+    /// Deliveries the dropped handler heard of.
+    pub dropped: u64,
+    /// Deliveries the engine dropped, all registrations.
+    pub engine_dropped: u64,
+    /// Deepest inbox the callbacks read from the records.
+    pub max_depth: u64,
 }
