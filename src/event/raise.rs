@@ -48,6 +48,28 @@ impl RecordBuf {
     }
 }
 
+/// One raised event, as every registration's delivery sees it.
+struct Occurrence<'a> {
+    ty: &'a EventType,
+    index: usize,
+    object: Option<ObjectRef>,
+    record: &'a RecordBuf,
+    timestamp: u64,
+}
+
+impl Occurrence<'_> {
+    /// The buffer entry that makes it wait for registration `key`.
+    fn pending(&self, key: u64) -> Pending {
+        Pending {
+            registration: key,
+            event: self.index as u64 | if self.object.is_some() { HAS_OBJECT } else { 0 },
+            timestamp: self.timestamp,
+            object: self.object.map_or(0, |o| o.handle),
+            record: self.record.0,
+        }
+    }
+}
+
 impl Events {
     /// The raise after the one-load check found subscribers: timestamps the
     /// event once and delivers or defers it for every registration of the
@@ -91,8 +113,15 @@ impl Events {
                 }
                 self.counters.raised.inc();
                 match timestamp {
-                    Some(ts) => {
-                        self.deliver_or_defer(ty, index, key, &reg, object, record, ts, required)
+                    Some(timestamp) => {
+                        let event = Occurrence {
+                            ty,
+                            index,
+                            object,
+                            record,
+                            timestamp,
+                        };
+                        self.deliver_or_defer(&event, key, &reg, required)
                     }
                     None => self.drop_one(&reg),
                 }
@@ -106,16 +135,11 @@ impl Events {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn deliver_or_defer(
         &self,
-        ty: &EventType,
-        index: usize,
+        event: &Occurrence<'_>,
         key: u64,
         reg: &Registration,
-        object: Option<ObjectRef>,
-        record: &RecordBuf,
-        timestamp: u64,
         required: CbSafety,
     ) {
         // Behind earlier deliveries to this registration that wait: wait
@@ -131,36 +155,20 @@ impl Events {
             && level < CbSafety::ThreadSafe
             && self.take_token()
         {
-            self.run(ty, index, key, reg, object, record, timestamp, cb, required);
+            self.run(event, key, reg, cb, required);
             self.give_token();
             return;
         }
         let unserialised = required.max(CbSafety::ThreadSafe);
         if !queued && let Some((cb, _)) = reg.pick(unserialised) {
-            self.run(
-                ty,
-                index,
-                key,
-                reg,
-                object,
-                record,
-                timestamp,
-                cb,
-                unserialised,
-            );
+            self.run(event, key, reg, cb, unserialised);
             return;
         }
         if !reg.has_any_callback() {
             self.drop_one(reg);
             return;
         }
-        let pending = Pending {
-            registration: key,
-            event: index as u64 | if object.is_some() { HAS_OBJECT } else { 0 },
-            timestamp,
-            object: object.map_or(0, |o| o.handle),
-            record: record.0,
-        };
+        let pending = event.pending(key);
         // Counted before it is visible, so that a consumer that takes it
         // at once never brings the count below zero.
         self.waiting.fetch_add(1, Ordering::Relaxed);
@@ -185,32 +193,38 @@ impl Events {
     /// Runs one callback: first the registration's dropped handler if
     /// deliveries were lost (the standard wants losses reported before the
     /// next event), then the callback with a live instance.
-    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
-        ty: &EventType,
-        index: usize,
+        event: &Occurrence<'_>,
         key: u64,
         reg: &Registration,
-        object: Option<ObjectRef>,
-        record: &RecordBuf,
-        timestamp: u64,
         cb: &Callback,
         ctx: CbSafety,
     ) {
+        let ty = event.ty;
         reg.report_drops(ty.info.source, ctx, cb);
         let inst = EventInstance {
             info: &ty.info,
-            event: index,
+            event: event.index,
             registration: key,
-            timestamp,
-            object,
-            record: record.bytes(ty.info.extent),
+            timestamp: event.timestamp,
+            object: event.object,
+            record: event.record.bytes(ty.info.extent),
         };
         if inst.with_live(ctx, |i| (cb.f)(i, ctx)).is_some() {
             self.counters.delivered.inc();
         } else {
             self.drop_one(reg);
+        }
+    }
+
+    /// Frees the entry `ring.peek()` returned and uncounts it (for its
+    /// registration too, if that is still live).
+    fn take_out(&self, ring: &Ring, reg: Option<&Registration>) {
+        ring.pop();
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        if let Some(reg) = reg {
+            reg.waiting.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -255,8 +269,7 @@ impl Events {
                 let reg = self.regs.enter(pending.registration);
                 let ty = self.types.get(index);
                 let (Some(reg), Some(ty)) = (reg, ty) else {
-                    ring.pop();
-                    self.waiting.fetch_sub(1, Ordering::Relaxed);
+                    self.take_out(ring, None);
                     self.counters.discarded.inc();
                     continue;
                 };
@@ -264,29 +277,21 @@ impl Events {
                     if reg.has_any_callback() {
                         break; // keep order: a later point may deliver it
                     }
-                    ring.pop();
-                    self.waiting.fetch_sub(1, Ordering::Relaxed);
-                    reg.waiting.fetch_sub(1, Ordering::AcqRel);
+                    self.take_out(ring, Some(&reg));
                     self.drop_one(&reg);
                     continue;
                 };
-                ring.pop();
-                self.waiting.fetch_sub(1, Ordering::Relaxed);
-                reg.waiting.fetch_sub(1, Ordering::AcqRel);
-                let object = (pending.event & HAS_OBJECT != 0)
-                    .then(|| ObjectRef::new(ty.info.bind, pending.object));
+                self.take_out(ring, Some(&reg));
                 let record = RecordBuf(pending.record);
-                self.run(
+                let event = Occurrence {
                     ty,
                     index,
-                    pending.registration,
-                    &reg,
-                    object,
-                    &record,
-                    pending.timestamp,
-                    cb,
-                    required,
-                );
+                    object: (pending.event & HAS_OBJECT != 0)
+                        .then(|| ObjectRef::new(ty.info.bind, pending.object)),
+                    record: &record,
+                    timestamp: pending.timestamp,
+                };
+                self.run(&event, pending.registration, &reg, cb, required);
                 n += 1;
             }
         }

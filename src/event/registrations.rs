@@ -20,7 +20,7 @@
 //! stays in the slot until the slot is allocated again, from normal code.
 
 use crate::lockfree::append_vec::AppendVec;
-use crate::lockfree::slot_table::{GEN_BITS, GEN_MASK, next_generation};
+use crate::lockfree::slot_table::{GEN_BITS, GEN_MASK, next_generation, split};
 use crate::sync::{AtomicU64, Mutex, Ordering, UnsafeCell};
 
 const LIVE: u64 = 1 << GEN_BITS;
@@ -85,12 +85,6 @@ impl<T: Retire> Drop for Inside<'_, T> {
             self.slot.state.store(generation, Ordering::Release);
         }
     }
-}
-
-fn split(key: u64) -> Option<(usize, u64)> {
-    let index = (key >> GEN_BITS).checked_sub(1)? as usize;
-    let generation = key & GEN_MASK;
-    (generation != 0).then_some((index, generation))
 }
 
 impl<T: Retire + Send + Sync> Registrations<T> {

@@ -18,8 +18,8 @@ use super::pvar::object_at;
 use super::strings::{arg_str, put_string};
 use super::types::{Count, Datatype as CDatatype, Enum, Info};
 use super::{
-    CResult, ERR_INVALID, ERR_INVALID_HANDLE, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index,
-    mpi_t_fn, mpit_call, require, set_opt, set_req, to_int,
+    CResult, ERR_INVALID, ERR_INVALID_HANDLE, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode,
+    PassBack, index, mpi_t_fn, mpit_call, require, set_opt, set_req, to_int,
 };
 use crate::event::{DroppedCallback, EventCallback, EventInstance, FreeCallback};
 use crate::vocabulary::kinds::{BindKind, CbSafety};
@@ -257,15 +257,6 @@ mpi_t_fn! {
     }
 }
 
-/// `user_data` crosses threads as an address the engine only hands back.
-#[derive(Clone, Copy)]
-struct UserData(*mut c_void);
-// SAFETY: never dereferenced by the engine, only passed back to the tool's
-// own callbacks, which the standard requires to cope with any thread.
-unsafe impl Send for UserData {}
-// SAFETY: as above.
-unsafe impl Sync for UserData {}
-
 mpi_t_fn! {
     /// `MPI_T_event_register_callback`: replaces the callback at
     /// `cb_safety` (NULL removes it); `MPI_T_ERR_INVALID` for a value that
@@ -282,14 +273,13 @@ mpi_t_fn! {
             let k = key(event_registration);
             reg.events().registration_info(k).c()?;
             let level = safety(cb_safety)?;
-            let ud = UserData(user_data);
+            let ud = PassBack(user_data);
             let f = event_cb_function.map(|f| -> EventCallback {
                 Box::new(move |inst: &EventInstance<'_>, ctx: CbSafety| {
-                    let ud = ud;
                     let p = inst as *const EventInstance<'_> as Instance;
                     // SAFETY: the tool's callback, called as the standard
                     // says, with an instance live for the call.
-                    unsafe { f(p, k as usize as Registration, ctx.raw(), ud.0) }
+                    unsafe { f(p, k as usize as Registration, ctx.raw(), ud.get()) }
                 })
             });
             reg.events().register_callback(k, level, f, user_data as usize).c()
@@ -352,13 +342,11 @@ mpi_t_fn! {
         free_cb_function: FreeFn,
     ) {
         mpit_call(|reg| {
-            let ud = UserData(user_data);
-            let h = Handle(event_registration);
+            let (ud, h) = (PassBack(user_data), PassBack(event_registration));
             let f = free_cb_function.map(|f| -> FreeCallback {
                 Box::new(move |ctx: CbSafety| {
-                    let (ud, h) = (ud, h);
                     // SAFETY: the tool's free callback, called once.
-                    unsafe { f(h.0, ctx.raw(), ud.0) }
+                    unsafe { f(h.get(), ctx.raw(), ud.get()) }
                 })
             });
             reg.events().handle_free(key(event_registration), f).c()?;
@@ -367,14 +355,6 @@ mpi_t_fn! {
         })
     }
 }
-
-/// A registration handle value crosses threads inside a callback.
-#[derive(Clone, Copy)]
-struct Handle(Registration);
-// SAFETY: a key value, never dereferenced.
-unsafe impl Send for Handle {}
-// SAFETY: as above.
-unsafe impl Sync for Handle {}
 
 mpi_t_fn! {
     /// `MPI_T_event_set_dropped_handler`: replaces the handler (NULL
@@ -386,14 +366,13 @@ mpi_t_fn! {
         dropped_cb_function: DroppedFn,
     ) {
         mpit_call(|reg| {
-            let h = Handle(event_registration);
+            let h = PassBack(event_registration);
             let f = dropped_cb_function.map(|f| -> DroppedCallback {
                 Box::new(move |n: u64, source: usize, ctx: CbSafety, ud: usize| {
-                    let h = h;
                     let n = n.min(i64::MAX as u64) as Count;
                     // SAFETY: the tool's dropped handler, called as the
                     // standard says.
-                    unsafe { f(n, h.0, to_int(source), ctx.raw(), ud as *mut c_void) }
+                    unsafe { f(n, h.get(), to_int(source), ctx.raw(), ud as *mut c_void) }
                 })
             });
             reg.events().set_dropped_handler(key(event_registration), f).c()

@@ -151,6 +151,28 @@ pub(crate) fn to_int(n: usize) -> c_int {
     c_int::try_from(n).unwrap_or(c_int::MAX)
 }
 
+/// A C pointer the engine only hands back to the C code that gave it (a
+/// component's context, a tool's `user_data`, a registration handle),
+/// carried by callbacks that may run on any thread.
+#[derive(Clone, Copy)]
+pub(crate) struct PassBack(pub(crate) *mut core::ffi::c_void);
+
+// SAFETY: never dereferenced by the engine, only passed back to the C
+// code's own callbacks, which `pvar.h` and the standard require to cope
+// with any thread.
+unsafe impl Send for PassBack {}
+// SAFETY: as above.
+unsafe impl Sync for PassBack {}
+
+impl PassBack {
+    /// The pointer. A method, so that closures capture the whole
+    /// `PassBack` (Send + Sync), not its raw-pointer field.
+    #[inline]
+    pub(crate) fn get(self) -> *mut core::ffi::c_void {
+        self.0
+    }
+}
+
 /// Defines `PMPI_T_<name>` with `body` and `MPI_T_<name>` calling it.
 macro_rules! mpi_t_fn {
     (

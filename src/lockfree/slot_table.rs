@@ -120,7 +120,8 @@ impl<T> Drop for Ref<'_, T> {
     }
 }
 
-fn split(key: u64) -> Option<(usize, u64)> {
+/// A key's (index, generation); `None` for 0 and keys below `2^40`.
+pub(crate) fn split(key: u64) -> Option<(usize, u64)> {
     let index = (key >> GEN_BITS).checked_sub(1)? as usize;
     let generation = key & GEN_MASK;
     (generation != 0).then_some((index, generation))

@@ -11,7 +11,7 @@ use core::sync::atomic::AtomicU32;
 use super::Recorded;
 use super::desc::{bind, verbosity};
 use crate::ffi::strings::{arg_str, opt_str};
-use crate::ffi::{CResult, ERR_INVALID, guarded, registry, require, set_req, to_int};
+use crate::ffi::{CResult, ERR_INVALID, PassBack, guarded, registry, require, set_req, to_int};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::event_info::{EventInfo, SourceInfo};
 use crate::vocabulary::kinds::{BindKind, CbSafety, ObjectRef, SourceOrder};
@@ -41,14 +41,6 @@ pub struct CEvent {
 /// `pvar_timestamp_fn`.
 type TimestampFn = unsafe extern "C" fn(*mut c_void) -> i64;
 
-#[derive(Clone, Copy)]
-struct UserData(*mut c_void);
-// SAFETY: passed back to the component's own timestamp function only,
-// which `pvar.h` requires to be callable from any thread.
-unsafe impl Send for UserData {}
-// SAFETY: as above.
-unsafe impl Sync for UserData {}
-
 /// Registers an event source; `now` may be NULL (no timestamps on demand:
 /// raise its events with `pvar_event_raise_at`). `*index` receives its
 /// index.
@@ -75,12 +67,11 @@ pub unsafe extern "C" fn pvar_source_register(
         let ordering = SourceOrder::from_raw(ordering).ok_or(ERR_INVALID)?;
         let ticks = u64::try_from(ticks_per_second).map_err(|_| ERR_INVALID)?;
         let max = u64::try_from(max_ticks).map_err(|_| ERR_INVALID)?;
-        let ud = UserData(user_data);
+        let ud = PassBack(user_data);
         let now = now.map(|f| -> crate::event::TimestampFn {
             Box::new(move || {
-                let ud = ud;
                 // SAFETY: the component's function, with its own pointer.
-                unsafe { f(ud.0) as u64 }
+                unsafe { f(ud.get()) as u64 }
             })
         });
         let info = SourceInfo {

@@ -6,7 +6,7 @@ use core::ffi::{c_char, c_int, c_long, c_void};
 use super::desc::{CPvarInfo, Desc};
 use super::{Recorded, deref, free_ptr, into_ptr};
 use crate::ffi::strings::{arg_str, opt_str};
-use crate::ffi::{ERR_INVALID, guarded, index, registry, require, set_req, to_int};
+use crate::ffi::{ERR_INVALID, PassBack, guarded, index, registry, require, set_req, to_int};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::error::Error;
 use crate::vocabulary::kinds::{BindKind, PvarClass};
@@ -323,25 +323,6 @@ type ReadFn = unsafe extern "C" fn(*mut c_void, u64, c_int, usize) -> u64;
 /// `pvar_notify_fn`.
 type NotifyFn = unsafe extern "C" fn(*mut c_void, c_int, u64, c_int) -> c_long;
 
-/// The component's context pointer, handed back to its callbacks.
-#[derive(Clone, Copy)]
-struct Ctx(*mut c_void);
-
-// SAFETY: the engine only passes the pointer back to the component's own
-// callbacks; `pvar.h` documents that the callbacks (and so their use of the
-// context) must be thread-safe, as a read may come from any thread.
-unsafe impl Send for Ctx {}
-// SAFETY: as above.
-unsafe impl Sync for Ctx {}
-
-impl Ctx {
-    // A method, so closures capture the whole `Ctx` (Send + Sync), not
-    // its raw-pointer field.
-    fn get(self) -> *mut c_void {
-        self.0
-    }
-}
-
 fn split(object: Option<u64>) -> (u64, c_int) {
     (object.unwrap_or(0), object.is_some() as c_int)
 }
@@ -367,7 +348,7 @@ pub unsafe extern "C" fn pvar_register_callback(
         // SAFETY: caller's contract.
         let d = unsafe { Desc::read(info) }?;
         let read = read.ok_or(ERR_INVALID)?;
-        let ctx = Ctx(context);
+        let ctx = PassBack(context);
         let mut cbs = Callbacks::new(move |obj, i| {
             let (o, b) = split(obj);
             // SAFETY: the component's read function and context (contract).
