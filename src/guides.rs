@@ -11,6 +11,12 @@ pub mod tool {}
 #[doc = include_str!("../docs/events.md")]
 pub mod events {}
 
+#[doc = include_str!("../docs/export.md")]
+pub mod export {}
+
+#[doc = include_str!("../docs/metrics-recorder.md")]
+pub mod metrics_recorder {}
+
 #[doc = include_str!("../docs/signal-safety.md")]
 pub mod signal_safety {}
 

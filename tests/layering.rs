@@ -21,6 +21,7 @@ const FLOORS: &[&[&str]] = &[
     &["pvar", "cvar", "event"],
     &["tool"],
     &["registry"],
+    &["export", "recorder"],
     &["process"],
     &["ffi"],
 ];

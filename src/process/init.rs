@@ -48,8 +48,30 @@ static GLOBAL: OnceLock<Registry> = OnceLock::new();
 
 /// The process-wide registry, created (and its clock calibrated) on first
 /// call. Call it once before installing signal handlers that use it.
+///
+/// With `PVAR_EXPORT=1` in the environment, creating it also starts
+/// exporting it (see [`export`](crate::export): `pvar top <pid>` then
+/// sees it), for the rest of the process.
 pub fn global() -> &'static Registry {
-    GLOBAL.get_or_init(Registry::new)
+    GLOBAL.get_or_init(|| {
+        let reg = Registry::new();
+        #[cfg(not(loom))]
+        export_from_env(&reg);
+        reg
+    })
+}
+
+/// Starts exporting `reg` if the environment asks for it
+/// (`PVAR_EXPORT`); a failure is reported on standard error, the registry
+/// works without.
+#[cfg(not(loom))]
+fn export_from_env(reg: &Registry) {
+    if let Some(options) = crate::export::ExportOptions::from_env() {
+        match crate::export::Exporter::start(reg, options) {
+            Ok(e) => crate::export::leak_for_process(e),
+            Err(e) => eprintln!("pvar: PVAR_EXPORT is set but exporting failed: {e}"),
+        }
+    }
 }
 
 /// The global registry's performance variables: where a use-site macro

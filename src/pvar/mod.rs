@@ -6,7 +6,7 @@
 //! | STATE | [`State`] | `set`, `get` |
 //! | SIZE | [`Size<T>`] | `set`, `get` |
 //! | PERCENTAGE | [`Percentage`] | `set`, `get` |
-//! | LEVEL | [`Level<T>`] | `set`, `inc`, `dec`, `get` |
+//! | LEVEL | [`Level<T>`] | `set`, `inc`, `dec`, `add`, `sub`, `get` |
 //! | COUNTER | [`Counter`] | `inc`, `add`, `local`, `get` |
 //! | AGGREGATE | [`Aggregate<T>`] | `add` (`u32`, `u64`, `f64`), `get` |
 //! | TIMER | [`Timer`] | `start`, `stop`, `scoped`, `add_elapsed`, `get_seconds` |
@@ -45,7 +45,7 @@ mod shared;
 mod site;
 mod site_macros;
 mod sum;
-mod table;
+pub(crate) mod table;
 mod var_id;
 mod watermark;
 

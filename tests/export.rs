@@ -1,0 +1,627 @@
+//! The export region seen from outside: values equal the in-process read
+//! (and the components' own `get`) at a quiescent point (also from another process), the exporter
+//! survives threads coming and going, and the reader refuses or reports
+//! every bad region instead of crashing.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pvar::export::{
+    ExportOptions, Exporter, Number, Region, RegionError, Snapshot, openmetrics, region, wire,
+};
+use pvar::{BindKind, Callbacks, Datatype, Enumeration, Notify, PvarClass, Registry};
+
+/// One exporter per process: the tests that start one take turns.
+static EXPORTING: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    EXPORTING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A private directory for a test's regions.
+fn private_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pvar-export-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn options(dir: &Path, ms: u64) -> ExportOptions {
+    ExportOptions {
+        interval: Duration::from_millis(ms),
+        dir: dir.to_path_buf(),
+    }
+}
+
+/// A registry with a variable of every class and storage kind: arrays,
+/// a bound variable with two instances, an enumerated STATE, callback
+/// variables, categories. Returns what a test updates.
+struct Zoo {
+    reg: Registry,
+    counter: pvar::Counter,
+    level: pvar::Level<u64>,
+    high: pvar::HighWatermark<u64>,
+    low: pvar::LowWatermark<f64>,
+    timer: pvar::Timer,
+    per_peer: pvar::Bound<pvar::Counter>,
+}
+
+fn zoo() -> Zoo {
+    let reg = Registry::new();
+    reg.categories().define("net", "network").unwrap();
+    let counter = reg
+        .counter("msgs_sent")
+        .description("messages \"sent\"\nper peer")
+        .count(3)
+        .category("net")
+        .register()
+        .unwrap();
+    let agg = reg.aggregate::<f64>("bytes_sent").register().unwrap();
+    let timer = reg.timer("send_time").register().unwrap();
+    let level = reg.level::<u64>("inflight").register().unwrap();
+    let size = reg.size::<u64>("pool_bytes").register().unwrap();
+    let pct = reg.percentage("busy_fraction").register().unwrap();
+    let e = Enumeration::new("phase", [("idle", 0), ("sending", 1), ("draining", 2)]).unwrap();
+    let state = reg.state("phase").enumeration(e).register().unwrap();
+    let generic = reg.generic::<i64>("offset").register().unwrap();
+    let high = reg.high_watermark::<u64>("queue_depth").register().unwrap();
+    let low = reg.low_watermark::<f64>("min_credit").register().unwrap();
+    let per_peer = reg
+        .counter("per_peer{kind=\"eager\"}")
+        .bind(BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    reg.callback_pvar(
+        "pool_free",
+        PvarClass::Size,
+        Datatype::UnsignedLongLong,
+        Callbacks::new(|_, i| 1000 + i as u64),
+    )
+    .register()
+    .unwrap();
+    agg.add(2.5);
+    size.set(4096);
+    pct.set(0.25);
+    state.set(1);
+    generic.set(-7);
+    high.init(0);
+    low.init(100.0);
+    Zoo {
+        reg,
+        counter,
+        level,
+        high,
+        low,
+        timer,
+        per_peer,
+    }
+}
+
+/// Updates from 4 threads that then exit.
+fn work(z: &Zoo) {
+    let world = z.per_peer.create_instance(0x101, 2).unwrap();
+    let other = z.per_peer.create_instance(0x202, 1).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (c, l, w, o) = (&z.counter, &z.level, &world, &other);
+            s.spawn(move || {
+                for i in 0..10_000u64 {
+                    c.inc_at((i % 3) as usize);
+                    l.inc();
+                    if i % 2 == 0 {
+                        l.dec();
+                    }
+                    w.inc_at((t % 2) as usize);
+                }
+                o.add(t);
+            });
+        }
+    });
+    z.timer.add_elapsed(Duration::from_millis(7));
+}
+
+fn without_process(mut s: Snapshot) -> Snapshot {
+    s.process = Default::default();
+    s
+}
+
+#[test]
+fn every_class_reads_from_the_region_as_in_process() {
+    let _g = serial();
+    let dir = private_dir("classes");
+    let z = zoo();
+    let exporter = Exporter::start(&z.reg, options(&dir, 5)).unwrap();
+    work(&z);
+    z.high.update(40);
+    z.high.update(3);
+    z.low.update(2.0);
+    z.low.update(50.0);
+    exporter.publish_now();
+    let mut region = Region::open_path(exporter.path(), std::process::id()).unwrap();
+    let outside = pvar::export::read_fresh(&mut region, Duration::from_secs(10)).unwrap();
+    let mut inside = Snapshot::take(&z.reg);
+
+    // Marks: the exporter has followed the watermarks since it started;
+    // a one-off snapshot's marks are its levels.
+    let q = outside.variable("queue_depth").unwrap();
+    assert_eq!(q.values, [Number::Unsigned(3)]);
+    assert_eq!(q.marks.as_deref(), Some(&[Number::Unsigned(40)][..]));
+    let m = outside.variable("min_credit").unwrap();
+    assert_eq!(m.values, [Number::Double(50.0)]);
+    assert_eq!(m.marks.as_deref(), Some(&[Number::Double(2.0)][..]));
+    for v in inside.variables.iter_mut() {
+        if let (Some(o), Some(_)) = (
+            outside
+                .variables
+                .iter()
+                .find(|x| x.index == v.index && x.object == v.object),
+            v.marks.as_ref(),
+        ) {
+            v.marks = o.marks.clone();
+        }
+    }
+    assert_eq!(without_process(outside.clone()), without_process(inside));
+
+    // And both equal what the components and a tool read.
+    let sent = outside.variable("msgs_sent").unwrap();
+    let each: Vec<_> = (0..3)
+        .map(|i| Number::Unsigned(z.counter.get_at(i)))
+        .collect();
+    assert_eq!(sent.values, each);
+    assert_eq!(
+        sent.values.iter().map(|n| n.as_f64()).sum::<f64>(),
+        40_000.0
+    );
+    assert_eq!(
+        sent.category.map(|c| outside.categories[c].name.as_str()),
+        Some("net")
+    );
+    assert_eq!(
+        outside.variable("inflight").unwrap().values,
+        [Number::Unsigned(20_000)]
+    );
+    let peers: Vec<_> = outside
+        .variables
+        .iter()
+        .filter(|v| v.name.starts_with("per_peer"))
+        .map(|v| (v.object, v.values.clone()))
+        .collect();
+    assert_eq!(
+        peers,
+        [
+            (
+                Some(0x101),
+                vec![Number::Unsigned(20_000), Number::Unsigned(20_000)]
+            ),
+            (Some(0x202), vec![Number::Unsigned(6)]),
+        ]
+    );
+    let timer = outside.variable("send_time").unwrap();
+    assert_eq!(timer.unit(), Some("seconds"));
+    let Number::Double(secs) = timer.values[0] else {
+        panic!("a TIMER reads seconds as a double")
+    };
+    assert!((secs - 0.007).abs() < 1e-6, "{secs}");
+    let phase = outside.variable("phase").unwrap();
+    let items = &outside.enumerations[phase.enumeration.unwrap()].items;
+    assert_eq!(items[1], (1, "sending".to_string()));
+    assert_eq!(
+        outside.variable("pool_free").unwrap().values,
+        [Number::Unsigned(1000)]
+    );
+    assert_eq!(
+        outside.variable("offset").unwrap().values,
+        [Number::Signed(-7)]
+    );
+    drop(exporter);
+    assert!(
+        !dir.join(format!(
+            "pvar.{}.{}",
+            region::effective_uid(),
+            std::process::id()
+        ))
+        .exists()
+    );
+}
+
+#[test]
+fn the_exporter_survives_threads_coming_and_going() {
+    let _g = serial();
+    let dir = private_dir("threads");
+    let reg = Registry::new();
+    let c = reg.counter("c").register().unwrap();
+    let l = reg.level::<u64>("l").register().unwrap();
+    let exporter = Exporter::start(&reg, options(&dir, 1)).unwrap();
+    let path = exporter.path().to_path_buf();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let reads = std::thread::scope(|s| {
+        // A reader in the meantime: every read succeeds and the counter
+        // never goes backwards.
+        let reader = s.spawn(|| {
+            let mut region = Region::open_path(&path, std::process::id()).unwrap();
+            let (mut last, mut reads) = (0.0, 0u32);
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                let snap = pvar::export::read(&mut region).unwrap();
+                let v = snap.variable("c").unwrap().values[0].as_f64();
+                assert!(v >= last, "the counter went back from {last} to {v}");
+                last = v;
+                reads += 1;
+            }
+            reads
+        });
+        for _round in 0..8 {
+            let threads: Vec<_> = (0..4)
+                .map(|_| {
+                    let (c, l) = (c.clone(), l.clone());
+                    std::thread::spawn(move || {
+                        for _ in 0..10_000 {
+                            c.inc();
+                        }
+                        l.inc();
+                    })
+                })
+                .collect();
+            threads.into_iter().for_each(|t| t.join().unwrap());
+        }
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        reader.join().unwrap()
+    });
+    assert!(reads > 0);
+    let mut region = Region::open_path(&path, std::process::id()).unwrap();
+    let snap = pvar::export::read_fresh(&mut region, Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        snap.variable("c").unwrap().values,
+        [Number::Unsigned(320_000)]
+    );
+    assert_eq!(snap.variable("l").unwrap().values, [Number::Unsigned(32)]);
+    assert!(exporter.published() >= 2 && exporter.failures() == 0);
+}
+
+/// The body of the child process of
+/// `another_process_reads_what_this_one_reads`: it exports a zoo, writes
+/// its own in-process snapshot to a file, says it is ready and waits for its
+/// standard input to close. A plain test run returns at once.
+#[test]
+fn outside_child() {
+    let Some(out) = std::env::var_os("PVAR_EXPORT_TEST_CHILD") else {
+        return;
+    };
+    let dir = PathBuf::from(std::env::var_os("PVAR_EXPORT_TEST_DIR").unwrap());
+    let z = zoo();
+    let exporter = Exporter::start(&z.reg, options(&dir, 10)).unwrap();
+    work(&z);
+    z.high.update(9);
+    z.high.update(1);
+    // Quiescent from here on: what this process reads is what the other
+    // one must read.
+    let mut bytes = Vec::new();
+    wire::encode(&Snapshot::take(&z.reg), &mut bytes);
+    std::fs::write(&out, bytes).unwrap();
+    // libtest may have written "test outside_child ... " on this line.
+    println!("\nPVAR-CHILD-READY");
+    std::io::stdout().flush().unwrap();
+    let mut line = String::new();
+    while std::io::stdin().read_line(&mut line).unwrap() > 0 {}
+    drop(exporter);
+}
+
+#[test]
+fn another_process_reads_what_this_one_reads() {
+    let _g = serial();
+    let dir = private_dir("child");
+    let out = dir.join("inside.bin");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "outside_child",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("PVAR_EXPORT_TEST_CHILD", &out)
+        .env("PVAR_EXPORT_TEST_DIR", &dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while line.trim() != "PVAR-CHILD-READY" {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the child ended early"
+        );
+    }
+    let path = region::region_path(&dir, region::effective_uid(), pid);
+    let mut region = Region::open_path(&path, pid).unwrap();
+    region.check_alive().unwrap();
+    let outside = pvar::export::read_fresh(&mut region, Duration::from_secs(10)).unwrap();
+    let mut inside = wire::decode(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(outside.process.pid, pid);
+    let q = outside.variable("queue_depth").unwrap();
+    assert_eq!(q.marks.as_deref(), Some(&[Number::Unsigned(9)][..]));
+    for v in inside.variables.iter_mut().filter(|v| v.marks.is_some()) {
+        v.marks = outside
+            .variables
+            .iter()
+            .find(|o| o.index == v.index && o.object == v.object)
+            .and_then(|o| o.marks.clone());
+    }
+    assert_eq!(without_process(outside), without_process(inside));
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert!(!path.exists(), "the region outlived its exporter");
+    assert!(matches!(
+        Region::open_path(&path, pid),
+        Err(RegionError::NotFound(_))
+    ));
+}
+
+#[test]
+fn one_exporter_per_process_and_the_region_goes_with_it() {
+    let _g = serial();
+    let dir = private_dir("one");
+    let reg = Registry::new();
+    let first = Exporter::start(&reg, options(&dir, 50)).unwrap();
+    let path = first.path().to_path_buf();
+    assert!(path.exists());
+    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o600
+    );
+    let again = Exporter::start(&Registry::new(), options(&dir, 50)).unwrap_err();
+    assert_eq!(again.kind(), std::io::ErrorKind::AlreadyExists);
+    drop(first);
+    assert!(!path.exists());
+    let second = Exporter::start(&reg, options(&dir, 50)).unwrap();
+    assert!(second.path().exists());
+}
+
+/// Writes a region file at `path` with the header of `pid`/`uid` and one
+/// published slot holding `payload`; returns the payload's offset.
+fn write_region(path: &Path, pid: u32, uid: u32, payload: &[u8], checksum: u64) -> u64 {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let _ = std::fs::remove_file(path);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap();
+    let mut h = vec![0u8; 256];
+    h[..8].copy_from_slice(b"PVAREXP\0");
+    h[8..12].copy_from_slice(&region::REGION_VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&256u32.to_le_bytes());
+    h[16..20].copy_from_slice(&pid.to_le_bytes());
+    h[20..24].copy_from_slice(&uid.to_le_bytes());
+    h[40..48].copy_from_slice(&1u64.to_le_bytes()); // published: slot 1
+    let at = 64 + 32;
+    h[at..at + 8].copy_from_slice(&2u64.to_le_bytes());
+    h[at + 8..at + 16].copy_from_slice(&4096u64.to_le_bytes());
+    h[at + 16..at + 24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    h[at + 24..at + 32].copy_from_slice(&checksum.to_le_bytes());
+    f.write_all_at(&h, 0).unwrap();
+    f.write_all_at(payload, 4096).unwrap();
+    4096
+}
+
+#[test]
+fn bad_regions_are_errors_never_crashes() {
+    let dir = private_dir("bad");
+    let z = zoo();
+    work(&z);
+    let mut payload = Vec::new();
+    wire::encode(&Snapshot::take(&z.reg), &mut payload);
+    let (pid, uid) = (std::process::id(), region::effective_uid());
+    let path = dir.join("region");
+    let open = |p: &Path| Region::open_path(p, pid).map(|r| r.with_attempts(2));
+
+    // Well-formed: read.
+    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    let snap = pvar::export::read(&mut open(&path).unwrap()).unwrap();
+    assert_eq!(snap.variables.len(), Snapshot::take(&z.reg).variables.len());
+
+    // A wrong checksum, a payload cut short by truncating the file, and a
+    // slot pointing past the end: inconsistent, not a crash.
+    write_region(&path, pid, uid, &payload, 1);
+    let e = pvar::export::read(&mut open(&path).unwrap()).unwrap_err();
+    assert!(matches!(e, RegionError::Inconsistent(_)), "{e}");
+    let offset = write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(offset + payload.len() as u64 / 2)
+        .unwrap();
+    let e = pvar::export::read(&mut open(&path).unwrap()).unwrap_err();
+    assert!(matches!(e, RegionError::Inconsistent(_)), "{e}");
+
+    // Not a region, another version, a header cut short.
+    std::fs::write(&path, b"hello").unwrap();
+    assert!(matches!(open(&path), Err(RegionError::Version(_))));
+    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[8] = 99;
+    std::fs::write(&path, &bytes).unwrap();
+    let e = open(&path).unwrap_err();
+    assert!(e.to_string().contains("region version 99"), "{e}");
+
+    // Another pid in the header, a symbolic link, a directory, a file
+    // open to other users.
+    write_region(&path, pid + 1, uid, &payload, region::checksum(&payload));
+    assert!(matches!(open(&path), Err(RegionError::Refused(_))));
+    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    assert!(matches!(open(&link), Err(RegionError::Refused(_))));
+    assert!(matches!(
+        open(&dir),
+        Err(RegionError::Refused(_) | RegionError::Io(_))
+    ));
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let e = open(&path).unwrap_err();
+    assert!(e.to_string().contains("open to other users"), "{e}");
+
+    // Another user's region.
+    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    if uid == 0 {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; chown has no other
+        // preconditions.
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+        let e = open(&path).unwrap_err();
+        assert!(e.to_string().contains("belongs to uid 65534"), "{e}");
+    } else {
+        eprintln!("SKIPPED: another user's region needs root to create (uid {uid})");
+    }
+
+    // Every cut of the payload and every flipped byte: an error or a
+    // snapshot, never a panic.
+    for cut in 0..payload.len() {
+        assert!(wire::decode(&payload[..cut]).is_err(), "cut at {cut}");
+    }
+    for i in 0..payload.len() {
+        let mut p = payload.clone();
+        p[i] ^= 0x5a;
+        let _ = wire::decode(&p);
+    }
+}
+
+#[test]
+fn stale_regions_are_reported_and_removed() {
+    let dir = private_dir("stale");
+    // A pid that was a process and is not any more.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let uid = region::effective_uid();
+    let path = region::region_path(&dir, uid, dead);
+    write_region(&path, dead, uid, b"", region::checksum(b""));
+    let r = Region::open_path(&path, dead).unwrap();
+    assert!(matches!(r.check_alive(), Err(RegionError::Stale(_))));
+    // A region of a live process that started at another time (its pid
+    // reused): stale too.
+    let live = region::region_path(&dir, uid, std::process::id());
+    write_region(&live, std::process::id(), uid, b"", region::checksum(b""));
+    let mut bytes = std::fs::read(&live).unwrap();
+    bytes[24..32].copy_from_slice(&1u64.to_le_bytes()); // started at tick 1
+    std::fs::write(&live, bytes).unwrap();
+    let r = Region::open_path(&live, std::process::id()).unwrap();
+    assert!(matches!(r.check_alive(), Err(RegionError::Stale(_))));
+    assert_eq!(region::remove_stale(&dir, uid), 2);
+    assert!(!path.exists() && !live.exists());
+}
+
+#[test]
+fn callback_variables_are_bound_and_freed_like_a_handle() {
+    let _g = serial();
+    let dir = private_dir("callback");
+    let reg = Registry::new();
+    let heard = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let h = heard.clone();
+    reg.callback_pvar(
+        "cb_level",
+        PvarClass::Level,
+        Datatype::UnsignedLongLong,
+        Callbacks::new(|_, _| 5).with_notify(move |n, _| {
+            h.lock().unwrap().push(n);
+            None
+        }),
+    )
+    .register()
+    .unwrap();
+    let exporter = Exporter::start(&reg, options(&dir, 1000)).unwrap();
+    exporter.publish_now();
+    assert_eq!(*heard.lock().unwrap(), [Notify::Bind]);
+    drop(exporter);
+    assert_eq!(*heard.lock().unwrap(), [Notify::Bind, Notify::Free]);
+}
+
+#[test]
+fn openmetrics_maps_every_class() {
+    let z = zoo();
+    work(&z);
+    let text = openmetrics::write(&Snapshot::take(&z.reg));
+    for line in [
+        "# TYPE msgs_sent counter",
+        "# HELP msgs_sent messages \\\"sent\\\"\\nper peer",
+        "msgs_sent_total{element=\"1\"} 13332",
+        "# TYPE bytes_sent gauge",
+        "bytes_sent 2.5",
+        "# TYPE send_time_seconds counter",
+        "# UNIT send_time_seconds seconds",
+        "# TYPE inflight gauge",
+        "inflight 20000",
+        "# TYPE busy_fraction_ratio gauge",
+        "busy_fraction_ratio 0.25",
+        "# TYPE phase stateset",
+        "phase{phase=\"sending\"} 1",
+        "phase{phase=\"idle\"} 0",
+        "offset -7",
+        "queue_depth 0",
+        "min_credit 100.0",
+        "per_peer_total{kind=\"eager\",bind=\"comm\",object=\"0x101\",element=\"0\"} 20000",
+        "per_peer_total{kind=\"eager\",bind=\"comm\",object=\"0x202\"} 6",
+        "pool_free 1000",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+    assert!(text.ends_with("# EOF\n"));
+    check_with_python(&text);
+}
+
+/// Parses `text` with the Python `prometheus_client` OpenMetrics parser
+/// (a real parser, not ours). Skipped loudly where it is not installed,
+/// except in CI.
+fn check_with_python(text: &str) {
+    let script = "import sys\n\
+        from prometheus_client.openmetrics.parser import text_string_to_metric_families\n\
+        fams = list(text_string_to_metric_families(sys.stdin.read()))\n\
+        print(len(fams), sum(len(f.samples) for f in fams))\n";
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import prometheus_client"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        let required =
+            std::env::var_os("CI").is_some() || std::env::var_os("PVAR_REQUIRE_PYTHON").is_some();
+        assert!(!required, "python3 with prometheus_client is required here");
+        eprintln!(
+            "SKIPPED: python3 prometheus_client not installed (pip install prometheus_client)"
+        );
+        return;
+    }
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the OpenMetrics parser refused:\n{}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let counts = String::from_utf8_lossy(&out.stdout);
+    let families = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
+    assert_eq!(
+        counts.split_whitespace().next(),
+        Some(families.to_string().as_str())
+    );
+}
