@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 
 stage() { printf '\n==> %s\n' "$*"; }
 
+stage "test dependencies: the Python OpenMetrics parser the export tests check against"
+if ! python3 -c "import prometheus_client" 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check prometheus_client
+fi
+# Installed: the tests that parse OpenMetrics text must not skip.
+export PVAR_REQUIRE_PYTHON=1
+
 stage "format check"
 cargo fmt --all -- --check
 
@@ -13,6 +20,8 @@ stage "clippy (the workspace, all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
 # The library as a Rust dependent builds it: without the C interface.
 cargo clippy -p pvar --lib -- -D warnings
+# With the `metrics` crate recorder (an optional feature).
+cargo clippy -p pvar --all-targets --features metrics -- -D warnings
 
 stage "rust-version: the workspace builds with the oldest toolchain it claims"
 msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
@@ -26,6 +35,14 @@ cargo "+$toolchain" check --workspace --all-targets
 stage "unit, integration and doc tests"
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+
+stage "the metrics recorder feature: its tests and doc tests"
+cargo test --features metrics --test metrics_recorder
+cargo test --features metrics --lib recorder
+cargo test --features metrics --doc recorder
+
+stage "documentation builds without warnings (what docs.rs shows)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p pvar --features metrics
 
 stage "zero-cost feature builds and its tests pass"
 cargo test --features compile-out --test compile_out

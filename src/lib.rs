@@ -22,7 +22,8 @@
 //! Features: `compile-out` (every update compiles to nothing; registration
 //! and the tool side keep working) and `capi` (the C interface's symbols,
 //! for the `pvar-capi` package that builds `libpvar`; a Rust program does
-//! not need it).
+//! not need it). `metrics` adds `pvar::recorder`, a recorder for the `metrics`
+//! crate that makes `metrics::counter!` & co. record into pvar variables.
 //!
 //! The shortest way, in the global registry (see
 //! [`counter!`](crate::counter!) and the component guide):
@@ -113,17 +114,21 @@
 //! 6. `tool` — sessions and handles: typed ([`Session`]) and keyed
 //!    ([`Tool`]);
 //! 7. `registry` — [`Registry`], the composition root;
-//! 8. `process` — [`global`], MPI_T init/finalize, the engine's own
+//! 8. `export` — snapshots of a registry, the shared-memory region other
+//!    processes read them from (`pvar top <pid>`), OpenMetrics text;
+//!    `recorder` (feature `metrics`) — a `metrics` crate recorder;
+//! 9. `process` — [`global`], MPI_T init/finalize, the engine's own
 //!    variables;
-//! 9. `ffi` — the C interface (`libpvar`, `include/mpi_t.h`,
-//!    `include/pvar.h`); the `pvar` CLI is a separate binary on top.
+//! 10. `ffi` — the C interface (`libpvar`, `include/mpi_t.h`,
+//!     `include/pvar.h`); the `pvar` CLI is a separate binary on top.
 //!
 //! ## Guides
 //!
 //! `docs/` holds the guides, rendered here too: [`guides::component`]
 //! (declaring and updating variables), [`guides::tool`] (sessions and
 //! handles, the class × storage table), [`guides::events`] (MPI 4 events:
-//! raising, callbacks by safety level, drops), [`guides::signal_safety`] (what a
+//! raising, callbacks by safety level, drops), [`guides::export`] (the
+//! view from outside the process), [`guides::signal_safety`] (what a
 //! handler may call), [`guides::design`] (storage layout, protocols),
 //! [`guides::c_interface`] and [`guides::benchmarks`].
 //!
@@ -143,6 +148,8 @@
 mod category;
 pub mod cvar;
 mod event;
+#[cfg(not(loom))]
+pub mod export;
 #[cfg(all(feature = "capi", not(loom)))]
 mod ffi;
 pub mod guides;
@@ -155,6 +162,8 @@ pub mod loom_api;
 mod miri_tests;
 pub mod process;
 mod pvar;
+#[cfg(all(feature = "metrics", not(loom)))]
+pub mod recorder;
 mod registry;
 mod sync;
 mod tool;

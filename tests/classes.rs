@@ -342,6 +342,37 @@ fn level_f64() {
     assert!(close(l.get(), 1.5));
 }
 
+#[test]
+fn level_add_sub_any_amount_from_threads() {
+    let reg = Registry::new();
+    let u = reg.level::<u64>("bytes").count(2).register().unwrap();
+    let small = reg.level::<u32>("slots").register().unwrap();
+    let f = reg.level::<f64>("load").register().unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..1000 {
+                    u.add_at(1, 7);
+                    u.sub_at(1, 2);
+                    small.add(3);
+                    small.sub(1);
+                    f.add(0.5);
+                    f.sub(0.25);
+                }
+            });
+        }
+    });
+    assert_eq!(u.get_at(1), 4 * 1000 * 5);
+    assert_eq!(u.get_at(0), 0);
+    assert_eq!(small.get(), 4 * 1000 * 2);
+    assert!(close(f.get(), 4.0 * 1000.0 * 0.25));
+    // Below zero a LEVEL reads zero, and comes back exactly.
+    u.sub(10);
+    assert_eq!(u.get(), 0);
+    u.add(15);
+    assert_eq!(u.get(), 5);
+}
+
 // ----------------------------------------------- STATE, SIZE, GENERIC, %
 
 #[test]

@@ -5,6 +5,11 @@
 //! totals, rates, watermarks, the per-peer matrix, the sampled timeline and
 //! the measured cost of the instrumentation.
 //!
+//! Unless `--no-export` is given, the demo also exports its registry (see
+//! [`pvar::export`]) for the run: `pvar top <pid>`, `pvar read <pid>`,
+//! `pvar export <pid>` and `pvar serve <pid>` watch it from another
+//! terminal; the header names the command.
+//!
 //! - `vars`: the component's variables and control variables (shared with
 //!   `pvar list`);
 //! - `workload`: the hot loop, with and without pvar calls;
@@ -54,6 +59,12 @@ pub struct Args {
     /// and the text report.
     #[arg(long)]
     json: bool,
+    /// Do not export the variables. By default the demo publishes them for
+    /// the run (in `PVAR_EXPORT_DIR`, default `/dev/shm`, every
+    /// `PVAR_EXPORT_INTERVAL_MS`, default 200) so that `pvar top <pid>`
+    /// can watch it from another terminal.
+    #[arg(long)]
+    no_export: bool,
 }
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -85,6 +96,27 @@ fn cvar_out(reg: &Registry, name: &str, value: u64) -> CvarValueOut {
         name: name.to_string(),
         value: value.to_string(),
         from_env,
+    }
+}
+
+/// Starts exporting the global registry for the demo's run; returns the
+/// exporter (`None` if the environment's `PVAR_EXPORT` already exports it,
+/// or exporting failed) and the header line that says how to watch.
+fn start_export(reg: &Registry) -> (Option<pvar::export::Exporter>, String) {
+    let mut options = pvar::export::ExportOptions::default();
+    if let Some(ms) = std::env::var("PVAR_EXPORT_INTERVAL_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        options.interval = Duration::from_millis(ms);
+    }
+    let pid = std::process::id();
+    match pvar::export::Exporter::start(reg, options) {
+        Ok(e) => (Some(e), format!("exporting: pvar top {pid}")),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            (None, format!("exporting (PVAR_EXPORT): pvar top {pid}"))
+        }
+        Err(e) => (None, format!("not exporting: {e}")),
     }
 }
 
@@ -152,6 +184,14 @@ pub fn run(args: Args) -> Res<()> {
         deep_threshold: Config::deep_threshold(Config::queue_cap(message_size)),
     };
     v.msg_size.set(message_size);
+    // Exported from here on (every variable is registered), until the end
+    // of the run.
+    let (exporter, export_line) = if args.no_export {
+        (None, None)
+    } else {
+        let (e, line) = start_export(reg);
+        (e, Some(line))
+    };
 
     // One session with a handle per variable, started before the run.
     let session = reg.session()?;
@@ -168,6 +208,14 @@ pub fn run(args: Args) -> Res<()> {
     } else {
         Mode::Plain
     };
+    if let Some(line) = &export_line {
+        // Standard output holds nothing but the JSON document with --json.
+        if mode == Mode::Quiet {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
     let mut view = View::new(mode, cfg, duration);
     let stop = AtomicBool::new(false);
     let t0 = Instant::now();
@@ -261,6 +309,7 @@ pub fn run(args: Args) -> Res<()> {
     }
     drop(handles);
     drop(session);
+    drop(exporter);
     guard.finalize()?;
     if report.ok {
         Ok(())

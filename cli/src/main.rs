@@ -1,9 +1,11 @@
-//! `pvar`: the command-line program — the demo, the variable list, and the
-//! overhead report.
+//! `pvar`: the command-line program — the demo, the variable list, the
+//! overhead report, and the outside view of another process's variables
+//! (`read`, `top`, `export`, `serve`: see `outside`).
 
 mod bench;
 mod demo;
 mod list;
+mod outside;
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
@@ -26,6 +28,45 @@ enum Command {
     List(list::Args),
     /// Measure what variables cost on this machine, next to baselines.
     Bench(bench::Args),
+    /// Print one snapshot of another process's variables (a table, or
+    /// JSON); without a pid, list the processes of this user that export.
+    ///
+    /// The process must export its variables: `PVAR_EXPORT=1` in its
+    /// environment (for `pvar::global()`), or `pvar::export::Exporter::start`
+    /// in its code; `pvar demo` does by default. Regions live in
+    /// `PVAR_EXPORT_DIR` (default `/dev/shm`); only the same user's are read.
+    /// Exit status 1 if the process has no region, it is refused (another
+    /// owner, open permissions) or stale (the process is gone).
+    Read(outside::read::Args),
+    /// Watch another process's variables live: values, rates per second,
+    /// watermark marks, arrays and bound instances.
+    ///
+    /// On a terminal: full screen, redrawn every interval. Keys: q or
+    /// Ctrl-C quit; s cycles the order (name, value, rate, class); r
+    /// reverses it; / edits the name filter (Enter applies, Esc cancels);
+    /// c cycles the categories; arrows, PgUp/PgDn, Home/End scroll.
+    /// Otherwise (or with --plain): frames of plain text separated by a
+    /// line of dashes. Rates are per second between two snapshots of the
+    /// process (COUNTER, AGGREGATE, TIMER; a TIMER's in seconds per second,
+    /// the busy fraction summed over threads). When the process ends,
+    /// prints "process <pid> ended" and exits with status 0.
+    Top(outside::top::Args),
+    /// Print one snapshot of another process as OpenMetrics text (or the
+    /// JSON of `pvar read --json`).
+    Export(outside::export::Args),
+    /// Serve another process's variables to Prometheus over HTTP.
+    ///
+    /// GET /metrics answers the OpenMetrics text of the newest snapshot
+    /// (at most one export interval old); GET / a page pointing to it;
+    /// other paths 404, other methods 405, malformed requests 400, a
+    /// request head not received within 5 s 408. One connection at a time,
+    /// one request per connection. The first line printed is
+    /// "listening on http://ADDR/metrics" with the address actually bound
+    /// (so --listen 127.0.0.1:0 picks a free port). When the process ends
+    /// (checked every 0.5 s and at every scrape), a scrape in progress gets
+    /// 503, "process <pid> ended" is printed and the server exits with
+    /// status 0.
+    Serve(outside::serve::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -44,6 +85,10 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::List(args) => list::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Read(args) => outside::read::run(args),
+        Command::Top(args) => outside::top::run(args),
+        Command::Export(args) => outside::export::run(args),
+        Command::Serve(args) => outside::serve::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

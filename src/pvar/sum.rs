@@ -608,6 +608,35 @@ impl<T: Magnitude> Level<T> {
         self.delta(i, -1.0, u64::MAX);
     }
 
+    /// Adds `x` to element 0: as exact and as cheap as [`Level::inc`].
+    /// For `f64` the amount joins the calling thread's delta, so
+    /// [`Level::set_at`]'s bit-exactness then holds only where that sum of
+    /// deltas is exact (as for any `f64` sum).
+    #[inline(always)]
+    pub fn add(&self, x: T) {
+        self.add_at(0, x);
+    }
+
+    /// Subtracts `x` from element 0 (see [`Level::add`]).
+    #[inline(always)]
+    pub fn sub(&self, x: T) {
+        self.sub_at(0, x);
+    }
+
+    /// Adds `x` to element `i` (see [`Level::add`]).
+    #[inline(always)]
+    pub fn add_at(&self, i: usize, x: T) {
+        let bits = x.to_bits();
+        self.delta(i, f64::from_bits(bits), bits);
+    }
+
+    /// Subtracts `x` from element `i` (see [`Level::add`]).
+    #[inline(always)]
+    pub fn sub_at(&self, i: usize, x: T) {
+        let bits = x.to_bits();
+        self.delta(i, -f64::from_bits(bits), bits.wrapping_neg());
+    }
+
     /// Sets element 0 to `x`. See [`Level::set_at`].
     pub fn set(&self, x: T) {
         self.set_at(0, x);

@@ -1,0 +1,141 @@
+//! The handles the recorder gives `metrics`: one per series, wrapping the
+//! pvar component handles, behind the `Arc` a `metrics::Counter` /
+//! `Gauge` / `Histogram` holds.
+
+use crate::pvar::{Aggregate, Counter, Level};
+use crate::sync::{Arc, AtomicU64, Ordering};
+
+/// What handles count outside the variables: values refused.
+#[derive(Debug, Default)]
+pub(super) struct Drops {
+    /// Non-finite gauge amounts and histogram values, dropped.
+    values: AtomicU64,
+}
+
+impl Drops {
+    /// Counts `n` dropped values (a cold path).
+    #[cold]
+    #[inline(never)]
+    fn drop_values(&self, n: u64) {
+        self.values.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(super) fn values(&self) -> u64 {
+        self.values.load(Ordering::Relaxed)
+    }
+}
+
+/// A counter series: a pvar COUNTER, and the largest `absolute` value
+/// applied so far.
+pub(super) struct CounterSeries {
+    counter: Counter,
+    /// The largest value given to `absolute`; the counter has been raised
+    /// by exactly this much through `absolute` (see `absolute`). Written
+    /// only by `absolute`, so `increment` never touches its cache line
+    /// (`Counter` fills a line of its own).
+    last_absolute: AtomicU64,
+}
+
+impl CounterSeries {
+    pub(super) fn new(counter: Counter) -> Self {
+        Self {
+            counter,
+            last_absolute: AtomicU64::new(0),
+        }
+    }
+}
+
+impl metrics::CounterFn for CounterSeries {
+    #[inline]
+    fn increment(&self, value: u64) {
+        self.counter.add(value);
+    }
+
+    /// Adds how far `value` passes the largest absolute value so far. The
+    /// `fetch_max` chain raises `last_absolute` through non-decreasing
+    /// values, and each call adds exactly the step it made, so the adds
+    /// telescope: whatever the interleaving, the counter has received
+    /// exactly `max(values given)` from `absolute` — no step counted
+    /// twice, none lost, a stale smaller value adds nothing.
+    fn absolute(&self, value: u64) {
+        let before = self.last_absolute.fetch_max(value, Ordering::Relaxed);
+        if value > before {
+            self.counter.add(value - before);
+        }
+    }
+}
+
+/// A gauge series: a pvar LEVEL of `f64`.
+pub(super) struct GaugeSeries {
+    level: Level<f64>,
+    drops: Arc<Drops>,
+}
+
+impl GaugeSeries {
+    pub(super) fn new(level: Level<f64>, drops: Arc<Drops>) -> Self {
+        Self { level, drops }
+    }
+}
+
+impl metrics::GaugeFn for GaugeSeries {
+    #[inline]
+    fn increment(&self, value: f64) {
+        if value.is_finite() {
+            self.level.add(value);
+        } else {
+            self.drops.drop_values(1);
+        }
+    }
+
+    #[inline]
+    fn decrement(&self, value: f64) {
+        if value.is_finite() {
+            self.level.sub(value);
+        } else {
+            self.drops.drop_values(1);
+        }
+    }
+
+    fn set(&self, value: f64) {
+        if value.is_finite() {
+            self.level.set(value);
+        } else {
+            self.drops.drop_values(1);
+        }
+    }
+}
+
+/// A histogram series: a pvar COUNTER of values recorded and an AGGREGATE
+/// of `f64`, their sum.
+pub(super) struct HistogramSeries {
+    count: Counter,
+    sum: Aggregate<f64>,
+    drops: Arc<Drops>,
+}
+
+impl HistogramSeries {
+    pub(super) fn new(count: Counter, sum: Aggregate<f64>, drops: Arc<Drops>) -> Self {
+        Self { count, sum, drops }
+    }
+}
+
+impl metrics::HistogramFn for HistogramSeries {
+    #[inline]
+    fn record(&self, value: f64) {
+        if value.is_finite() {
+            self.count.inc();
+            self.sum.add(value);
+        } else {
+            self.drops.drop_values(1);
+        }
+    }
+
+    fn record_many(&self, value: f64, count: usize) {
+        if value.is_finite() {
+            self.count.add(count as u64);
+            self.sum.add(value * count as f64);
+        } else {
+            self.drops.drop_values(count as u64);
+        }
+    }
+}
