@@ -32,6 +32,7 @@ fn options(dir: &Path, ms: u64) -> ExportOptions {
     ExportOptions {
         interval: Duration::from_millis(ms),
         dir: dir.to_path_buf(),
+        ..ExportOptions::default()
     }
 }
 
@@ -624,4 +625,32 @@ fn check_with_python(text: &str) {
         counts.split_whitespace().next(),
         Some(families.to_string().as_str())
     );
+}
+
+#[test]
+fn without_marks_watermarks_publish_their_levels_only() {
+    let _g = serial();
+    let dir = private_dir("nomarks");
+    let reg = Registry::new();
+    let hw = reg.high_watermark::<u64>("hw").register().unwrap();
+    let exporter = Exporter::start(
+        &reg,
+        ExportOptions {
+            watermark_marks: false,
+            ..options(&dir, 1000)
+        },
+    )
+    .unwrap();
+    hw.update(50);
+    hw.update(5);
+    exporter.publish_now();
+    let mut region = Region::open_path(exporter.path(), std::process::id()).unwrap();
+    let snap = pvar::export::read(&mut region).unwrap();
+    let v = snap.variable("hw").unwrap();
+    assert_eq!(
+        (v.values.as_slice(), v.marks.as_ref()),
+        (&[Number::Unsigned(5)][..], None)
+    );
+    // OpenMetrics then shows the level.
+    assert!(openmetrics::write(&snap).lines().any(|l| l == "hw 5"));
 }

@@ -103,13 +103,7 @@ fn cvar_out(reg: &Registry, name: &str, value: u64) -> CvarValueOut {
 /// exporter (`None` if the environment's `PVAR_EXPORT` already exports it,
 /// or exporting failed) and the header line that says how to watch.
 fn start_export(reg: &Registry) -> (Option<pvar::export::Exporter>, String) {
-    let mut options = pvar::export::ExportOptions::default();
-    if let Some(ms) = std::env::var("PVAR_EXPORT_INTERVAL_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        options.interval = Duration::from_millis(ms);
-    }
+    let options = pvar::export::ExportOptions::with_env();
     let pid = std::process::id();
     match pvar::export::Exporter::start(reg, options) {
         Ok(e) => (Some(e), format!("exporting: pvar top {pid}")),

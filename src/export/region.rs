@@ -14,7 +14,7 @@
 //!     32     8  publishing interval, nanoseconds
 //!     40     8  published: number of complete publishes (the newest is in slot published % 2)
 //!     48     8  state: 0 publishing, 1 closed (the exporter stopped)
-//!     64    32  slot 0: seq, offset, length, checksum (FNV-1a 64 of the payload)
+//!     64    32  slot 0: seq, offset, length, checksum of the payload
 //!     96    32  slot 1
 //!    128   128  reserved (zero)
 //! offset(s)     payloads (see `wire.rs`), each slot's at its own offset
@@ -198,12 +198,25 @@ pub fn parse_header(b: &[u8]) -> Result<Header, RegionError> {
     })
 }
 
-/// FNV-1a, 64 bits: a checksum against torn and corrupt payloads (not
-/// against a malicious writer, who owns the file anyway).
+/// The payload checksum: a multiply-rotate hash over 8-byte words (the
+/// length mixed in first), against torn and corrupt payloads — not
+/// against a malicious writer, who owns the file anyway. About 8× faster
+/// than a bytewise hash: it was most of a reader's `read_payload`.
 pub fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let step = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(31);
+    let mut words = bytes.chunks_exact(8);
+    let mut h = step(0xcbf2_9ce4_8422_2325, bytes.len() as u64);
+    for w in &mut words {
+        h = step(h, u64::from_le_bytes(w.try_into().expect("8 bytes")));
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = step(h, u64::from_le_bytes(w));
+    }
+    h ^ (h >> 29)
 }
 
 /// The start time of process `pid` (field 22 of `/proc/<pid>/stat`), or

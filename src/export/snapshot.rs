@@ -20,7 +20,9 @@
 //! started tool handle has: the observer holds one per watermark (unbound,
 //! or per bound instance) from its first snapshot on, so an update of that
 //! watermark walks the marks when it reaches a new extreme (see
-//! `hot/storage/watermark.rs`; the steady-state update is unchanged). A
+//! `hot/storage/watermark.rs`; any other update is unchanged). An
+//! observer made [`with_marks(false)`](Observer::with_marks) subscribes
+//! to nothing and reports levels only. A
 //! callback variable is told `Bind` (and `Start`, unless continuous) when
 //! the observer first reads it, `Stop` and `Free` when the observer is
 //! dropped, as for a tool handle. Bound callback variables have no
@@ -282,6 +284,10 @@ impl Drop for CallbackWatch {
 pub struct Observer {
     registry: Registry,
     sequence: u64,
+    /// Whether watermark marks are followed (see [`Observer::with_marks`]).
+    follow_marks: bool,
+    /// This process's name, read once.
+    program: String,
     marks: HashMap<(usize, Option<u64>), MarkWatch>,
     callbacks: HashMap<usize, CallbackWatch>,
 }
@@ -301,9 +307,19 @@ impl Observer {
         Observer {
             registry: registry.clone(),
             sequence: 0,
+            follow_marks: true,
+            program: program_name(),
             marks: HashMap::new(),
             callbacks: HashMap::new(),
         }
+    }
+
+    /// Whether to follow watermark marks (default `true`). Without, a
+    /// snapshot has no `marks` and the observer subscribes to nothing, so
+    /// no watermark update costs more than without an observer.
+    pub fn with_marks(mut self, follow: bool) -> Observer {
+        self.follow_marks = follow;
+        self
     }
 
     /// The registry observed.
@@ -318,7 +334,7 @@ impl Observer {
         let mut snap = Snapshot {
             process: ProcessInfo {
                 pid: std::process::id(),
-                program: program_name(),
+                program: self.program.clone(),
                 engine_version: env!("CARGO_PKG_VERSION").to_string(),
                 sequence: self.sequence,
                 monotonic_ns: clock_ns(libc::CLOCK_MONOTONIC),
@@ -337,6 +353,12 @@ impl Observer {
                 subcategories: cats.subcategories(c).unwrap_or_default(),
             });
         }
+        let category_index: HashMap<&str, usize> = snap
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.as_str(), i))
+            .collect();
         let pvars = reg.pvars_shared();
         for index in 0..pvars.len() {
             let Ok(var) = pvars.variable(index) else {
@@ -368,7 +390,7 @@ impl Observer {
             let category = info
                 .category
                 .as_deref()
-                .and_then(|c| snap.categories.iter().position(|s| s.name == c));
+                .and_then(|c| category_index.get(c).copied());
             let base = VarSnapshot {
                 index,
                 name: info.name.clone(),
@@ -469,7 +491,7 @@ impl Observer {
             .map(|i| Number::from_bits(dt, storage.to_output(storage.current(i))))
             .collect();
         match &storage.backing {
-            Backing::Watermark(store) => {
+            Backing::Watermark(store) if self.follow_marks => {
                 let watch = self
                     .marks
                     .entry((v.index, object))
