@@ -14,6 +14,8 @@ pub mod events {}
 #[doc = include_str!("../docs/export.md")]
 pub mod export {}
 
+// Rendered with the `metrics` feature, whose API its examples use.
+#[cfg(feature = "metrics")]
 #[doc = include_str!("../docs/metrics-recorder.md")]
 pub mod metrics_recorder {}
 
