@@ -47,6 +47,8 @@
 //! are timed with wall time, or with each thread's CPU time when
 //! `PVAR_BENCH_CLOCK=cpu` (what `scripts/bench.sh` uses by default).
 
+#[path = "common/atomic_recorder.rs"]
+mod atomic_recorder;
 mod common;
 
 use std::cell::Cell;
@@ -55,6 +57,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use atomic_recorder::AtomicRecorder;
 use common::{
     Padded, aggregate_add, counter_inc, instant_pair, level_inc_dec, opaque, quanta_pair, quick,
     run_threads, thread_counts, timed, timer_start_stop, watermark_update,
@@ -97,48 +100,6 @@ const TIMER_CASES: [&str; 4] = [
 
 /// Lost increments of `racy_global`, per thread count: (lost, expected).
 static LOST: Mutex<BTreeMap<usize, (u64, u64)>> = Mutex::new(BTreeMap::new());
-
-/// A `metrics` recorder whose counters are `AtomicU64`s (what
-/// `metrics-util`'s registry hands out), so `counter!` returns a handle we
-/// hold and `increment` is a dynamic call to `AtomicU64::fetch_add`.
-struct AtomicRecorder(Arc<AtomicU64>);
-
-impl metrics::Recorder for AtomicRecorder {
-    fn describe_counter(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_gauge(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_histogram(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
-        metrics::Counter::from_arc(self.0.clone())
-    }
-    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
-        metrics::Gauge::noop()
-    }
-    fn register_histogram(
-        &self,
-        _: &metrics::Key,
-        _: &metrics::Metadata<'_>,
-    ) -> metrics::Histogram {
-        metrics::Histogram::noop()
-    }
-}
 
 /// A registry with 1,000 started handles in 10 sessions: in each session
 /// 99 handles on other counters and one on `counter`.

@@ -34,6 +34,8 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion};
 
 mod common;
+#[path = "common/criterion_results.rs"]
+mod criterion_results;
 
 const THREADS: [usize; 2] = [1, 2];
 const CASES: [&str; 5] = [
@@ -72,64 +74,16 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Where criterion wrote its estimates (same rule as criterion's own).
-fn criterion_dir() -> std::path::PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return home.into();
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return std::path::PathBuf::from(target).join("criterion");
-    }
-    "target/criterion".into()
-}
-
-/// The text of criterion's `new/<file>` of `case` on `threads` threads.
-fn read_result(case: &str, threads: usize, file: &str) -> Option<String> {
-    let path = criterion_dir()
-        .join(GROUP)
-        .join(case)
-        .join(threads.to_string())
-        .join("new")
-        .join(file);
-    std::fs::read_to_string(path).ok()
-}
-
-/// Criterion's point estimate (ns per iteration) from its `estimates.json`:
-/// the slope of the linear fit (what criterion prints), else the mean.
+/// Criterion's point estimate (ns per update per thread) of `case` on
+/// `threads` threads.
 fn estimate_ns(case: &str, threads: usize) -> Option<f64> {
-    let text = read_result(case, threads, "estimates.json")?;
-    point_estimate(&text, "\"slope\"").or_else(|| point_estimate(&text, "\"mean\""))
+    criterion_results::estimate_ns(GROUP, case, &threads.to_string())
 }
 
-/// The fastest sample's time per iteration (ns), from criterion's
-/// `sample.json`: on a machine shared with other work, the least disturbed
-/// sample is the better estimate of the cost itself.
+/// Criterion's fastest sample (ns per update per thread) of `case` on
+/// `threads` threads.
 fn best_sample_ns(case: &str, threads: usize) -> Option<f64> {
-    let text = read_result(case, threads, "sample.json")?;
-    let iters = number_array(&text, "\"iters\":")?;
-    let times = number_array(&text, "\"times\":")?;
-    iters
-        .iter()
-        .zip(&times)
-        .map(|(i, t)| t / i)
-        .min_by(f64::total_cmp)
-}
-
-fn number_array(json: &str, key: &str) -> Option<Vec<f64>> {
-    let rest = &json[json.find(key)? + key.len()..];
-    let body = &rest[rest.find('[')? + 1..rest.find(']')?];
-    body.split(',').map(|x| x.trim().parse().ok()).collect()
-}
-
-fn point_estimate(json: &str, key: &str) -> Option<f64> {
-    const PE: &str = "\"point_estimate\":";
-    let rest = &json[json.find(key)? + key.len()..];
-    if !rest.starts_with(":{") {
-        return None; // e.g. `"slope":null`
-    }
-    let est = &rest[rest.find(PE)? + PE.len()..];
-    let end = est.find([',', '}'])?;
-    est[..end].trim().parse().ok()
+    criterion_results::best_sample_ns(GROUP, case, &threads.to_string())
 }
 
 /// Rounds and updates per thread of the interleaved pass.

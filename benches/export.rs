@@ -61,6 +61,8 @@
 //! (default 5).
 
 mod common;
+#[path = "common/criterion_results.rs"]
+mod criterion_results;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -69,6 +71,7 @@ use std::time::{Duration, Instant};
 
 use common::{Body, counter_inc, level_inc_dec, local_counter_inc, opaque, timed_i};
 use criterion::{BenchmarkId, Criterion};
+use criterion_results::{best_sample_ns, estimate_ns};
 use pvar::export::{ExportOptions, Exporter, Observer, Region, wire};
 
 const THREADS: [usize; 2] = [1, 2];
@@ -280,6 +283,30 @@ impl Drop for UpdateEnv {
     }
 }
 
+/// A registry of `vars` counters, each incremented once by each of
+/// `threads` threads (exited), all alive together: `threads` distinct ids
+/// and thread records.
+fn touched_counters(vars: usize, threads: usize) -> pvar::Registry {
+    let reg = pvar::Registry::new();
+    let counters: Arc<Vec<pvar::Counter>> = Arc::new(
+        (0..vars)
+            .map(|k| reg.counter(&format!("var_{k}")).register().unwrap())
+            .collect(),
+    );
+    let barrier = Arc::new(std::sync::Barrier::new(threads));
+    let joins: Vec<_> = (0..threads)
+        .map(|_| {
+            let (counters, barrier) = (counters.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                counters.iter().for_each(pvar::Counter::inc);
+                barrier.wait();
+            })
+        })
+        .collect();
+    joins.into_iter().for_each(|j| j.join().unwrap());
+    reg
+}
+
 /// One read case: `vars` counters touched by `threads` threads (exited),
 /// the exporter (publishing only when asked), an observer, a snapshot and
 /// the region opened for reading.
@@ -293,24 +320,7 @@ struct ReadEnv {
 
 impl ReadEnv {
     fn new(vars: usize, threads: usize) -> ReadEnv {
-        let reg = pvar::Registry::new();
-        let counters: Arc<Vec<pvar::Counter>> = Arc::new(
-            (0..vars)
-                .map(|k| reg.counter(&format!("var_{k}")).register().unwrap())
-                .collect(),
-        );
-        let barrier = Arc::new(std::sync::Barrier::new(threads));
-        let joins: Vec<_> = (0..threads)
-            .map(|_| {
-                let (counters, barrier) = (counters.clone(), barrier.clone());
-                std::thread::spawn(move || {
-                    counters.iter().for_each(pvar::Counter::inc);
-                    // All alive together: `threads` distinct ids and records.
-                    barrier.wait();
-                })
-            })
-            .collect();
-        joins.into_iter().for_each(|j| j.join().unwrap());
+        let reg = touched_counters(vars, threads);
         let exporter = start_exporter(&reg, NEVER);
         let mut observer = Observer::new(&reg);
         let snapshot = observer.snapshot();
@@ -395,67 +405,6 @@ fn read_group(c: &mut Criterion) {
 
 // ---------------------------------------------------------------------------
 // Summary tables (after the criterion run).
-
-/// Where criterion wrote its estimates (same rule as criterion's own).
-fn criterion_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return home.into();
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(target).join("criterion");
-    }
-    "target/criterion".into()
-}
-
-/// Criterion's point estimate (ns per iteration) of `group/function/param`:
-/// the slope of the linear fit (what criterion prints), else the mean.
-fn estimate_ns(group: &str, function: &str, param: &str) -> Option<f64> {
-    let path = criterion_dir()
-        .join(group)
-        .join(function)
-        .join(param)
-        .join("new")
-        .join("estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    point_estimate(&text, "\"slope\"").or_else(|| point_estimate(&text, "\"mean\""))
-}
-
-/// The fastest sample's time per iteration (ns), from criterion's
-/// `sample.json`: on a machine shared with other work, the least disturbed
-/// sample is the better estimate of the cost itself.
-fn best_sample_ns(group: &str, function: &str, param: &str) -> Option<f64> {
-    let path = criterion_dir()
-        .join(group)
-        .join(function)
-        .join(param)
-        .join("new")
-        .join("sample.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let iters = number_array(&text, "\"iters\":")?;
-    let times = number_array(&text, "\"times\":")?;
-    iters
-        .iter()
-        .zip(&times)
-        .map(|(i, t)| t / i)
-        .min_by(f64::total_cmp)
-}
-
-fn number_array(json: &str, key: &str) -> Option<Vec<f64>> {
-    let rest = &json[json.find(key)? + key.len()..];
-    let body = &rest[rest.find('[')? + 1..rest.find(']')?];
-    body.split(',').map(|x| x.trim().parse().ok()).collect()
-}
-
-fn point_estimate(json: &str, key: &str) -> Option<f64> {
-    const PE: &str = "\"point_estimate\":";
-    let rest = &json[json.find(key)? + key.len()..];
-    if !rest.starts_with(":{") {
-        return None; // e.g. `"slope":null`
-    }
-    let est = &rest[rest.find(PE)? + PE.len()..];
-    let end = est.find([',', '}'])?;
-    est[..end].trim().parse().ok()
-}
 
 fn update_ns(case: &str, mode: Mode, threads: usize) -> Option<f64> {
     estimate_ns(
@@ -702,23 +651,7 @@ fn thread_cpu_ns(name: &str) -> Option<u64> {
 /// The exporter thread's CPU time while it publishes a 1,000-counter
 /// registry (touched by 2 threads) at `interval` for `window`.
 fn exporter_cpu(interval: Duration, window: Duration) -> Option<(f64, f64, u64)> {
-    let reg = pvar::Registry::new();
-    let counters: Arc<Vec<pvar::Counter>> = Arc::new(
-        (0..1000)
-            .map(|k| reg.counter(&format!("var_{k}")).register().unwrap())
-            .collect(),
-    );
-    let barrier = Arc::new(std::sync::Barrier::new(2));
-    let joins: Vec<_> = (0..2)
-        .map(|_| {
-            let (counters, barrier) = (counters.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                counters.iter().for_each(pvar::Counter::inc);
-                barrier.wait();
-            })
-        })
-        .collect();
-    joins.into_iter().for_each(|j| j.join().unwrap());
+    let reg = touched_counters(1000, 2);
     let exporter = start_exporter(&reg, interval);
     // Past the first publishes (buffer growth, first-touch of the file).
     std::thread::sleep(interval * 3);

@@ -20,6 +20,8 @@
 //! check the exact total. After a real run (`--bench`) the ratios to
 //! `thread_local` are printed from criterion's medians.
 
+#[path = "common/atomic_recorder.rs"]
+mod atomic_recorder;
 mod common;
 
 use std::path::PathBuf;
@@ -27,6 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use atomic_recorder::AtomicRecorder;
 use common::{clobber, opaque, quick, run_threads, timed};
 use criterion::{BenchmarkId, Criterion};
 use pvar::recorder::PvarRecorder;
@@ -40,47 +43,6 @@ const CASES: [&str; 5] = [
     "pvar_recorder_macro",
 ];
 const THREADS: [usize; 2] = [1, 2];
-
-/// A `metrics` recorder whose counters are one `AtomicU64`, as
-/// `metrics-util`'s registry gives (the same as in `alternatives`).
-struct AtomicRecorder(Arc<AtomicU64>);
-
-impl metrics::Recorder for AtomicRecorder {
-    fn describe_counter(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_gauge(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn describe_histogram(
-        &self,
-        _: metrics::KeyName,
-        _: Option<metrics::Unit>,
-        _: metrics::SharedString,
-    ) {
-    }
-    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
-        metrics::Counter::from_arc(self.0.clone())
-    }
-    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
-        metrics::Gauge::noop()
-    }
-    fn register_histogram(
-        &self,
-        _: &metrics::Key,
-        _: &metrics::Metadata<'_>,
-    ) -> metrics::Histogram {
-        metrics::Histogram::noop()
-    }
-}
 
 /// The total of counter `name` of the recorder's registry.
 fn pvar_total(rec: &PvarRecorder, name: &str) -> u64 {

@@ -3,6 +3,10 @@
 //! `pvar bench` (its `loops` module, included by path), the thread
 //! counts, criterion settings, the cases `alternatives` and `counter` both
 //! run, and the side-output directory that `scripts/bench.sh` reads.
+//! Two more files here are included by path by the benches that need
+//! them: `criterion_results.rs` (reading criterion's saved estimates, for
+//! ratios from the same run) and `atomic_recorder.rs` (a `metrics`
+//! recorder backed by `AtomicU64`s, the baseline of the recorder benches).
 
 #![allow(dead_code)] // each bench uses a subset
 

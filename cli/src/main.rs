@@ -4,6 +4,7 @@
 
 mod bench;
 mod demo;
+mod format;
 mod list;
 mod outside;
 

@@ -14,6 +14,9 @@
 //! it they print `SKIPPED: …` and pass, unless `CI` or
 //! `PVAR_REQUIRE_PYTHON` is set (then they fail).
 
+#[path = "../../tests/support/openmetrics_parser.rs"]
+mod openmetrics_parser;
+
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -23,6 +26,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use openmetrics_parser::Family;
 use serde_json::Value;
 
 const PVAR: &str = env!("CARGO_BIN_EXE_pvar");
@@ -198,109 +202,36 @@ fn u64s(v: &Value) -> Vec<u64> {
         .collect()
 }
 
-/// Whether a missing Python parser must fail the test.
-fn python_required() -> bool {
-    std::env::var_os("CI").is_some() || std::env::var_os("PVAR_REQUIRE_PYTHON").is_some()
-}
-
-/// Parses OpenMetrics `text` with `prometheus_client`'s parser: per
-/// family, `{name, type, unit, samples, sample_names}`; `None` (after a
-/// loud SKIPPED line) if the parser is not installed and not required.
-fn parse_openmetrics(text: &str) -> Option<HashMap<String, Value>> {
-    const SCRIPT: &str = r#"
-import json, sys
-from prometheus_client.openmetrics.parser import text_string_to_metric_families
-out = []
-for f in text_string_to_metric_families(sys.stdin.read()):
-    out.append({"name": f.name, "type": f.type, "unit": f.unit,
-                "samples": len(f.samples),
-                "sample_names": sorted({s.name for s in f.samples})})
-print(json.dumps(out))
-"#;
-    let probe = Command::new("python3")
-        .args(["-c", "import prometheus_client.openmetrics.parser"])
-        .output();
-    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        let why = match &probe {
-            Err(e) => format!("python3 not runnable: {e}"),
-            Ok(o) => String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-                .to_string(),
-        };
-        assert!(
-            !python_required(),
-            "prometheus_client is required (CI / PVAR_REQUIRE_PYTHON): {why}"
-        );
-        eprintln!(
-            "SKIPPED: OpenMetrics parse check: python3 with prometheus_client not available \
-             ({why}); `pip install prometheus_client` to run it"
-        );
-        return None;
-    }
-    let mut child = Command::new("python3")
-        .args(["-c", SCRIPT])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run python3");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "prometheus_client refused the text: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let families = json(&String::from_utf8_lossy(&out.stdout));
-    Some(
-        families
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| (f["name"].as_str().unwrap().to_string(), f.clone()))
-            .collect(),
-    )
-}
-
 /// Checks the families the demo's variables give (2 workers).
 fn check_demo_families(text: &str) {
-    let Some(f) = parse_openmetrics(text) else {
+    let Some(families) = openmetrics_parser::families(text) else {
         return;
     };
+    let f: HashMap<&str, &Family> = families.iter().map(|f| (f.name.as_str(), f)).collect();
     let family = |name: &str| {
         f.get(name)
             .unwrap_or_else(|| panic!("no family {name} in {:?}", f.keys()))
     };
     for name in ["demo_msgs_sent", "demo_msgs_received", "demo_bytes_sent"] {
-        assert_eq!(family(name)["type"], "counter", "{name}");
-        assert_eq!(family(name)["samples"], 1, "{name}");
-        assert_eq!(
-            family(name)["sample_names"],
-            serde_json::json!([format!("{name}_total")])
-        );
+        assert_eq!(family(name).kind, "counter", "{name}");
+        assert_eq!(family(name).samples, 1, "{name}");
+        assert_eq!(family(name).sample_names, [format!("{name}_total")]);
     }
     let send = family("demo_send_time_seconds");
-    assert_eq!(send["type"], "counter");
-    assert_eq!(send["unit"], "seconds");
+    assert_eq!(send.kind, "counter");
+    assert_eq!(send.unit, "seconds");
     // One sample per item of the enumeration per worker.
     let state = family("demo_worker_state");
-    assert_eq!(state["type"], "stateset");
-    assert_eq!(state["samples"], 6 * 2);
-    assert_eq!(family("demo_queue_depth")["type"], "gauge");
-    assert_eq!(family("demo_queue_depth")["samples"], 2);
-    assert_eq!(family("demo_queue_depth_hwm")["type"], "gauge");
-    assert_eq!(family("demo_worker_busy_ratio")["unit"], "ratio");
+    assert_eq!(state.kind, "stateset");
+    assert_eq!(state.samples, 6 * 2);
+    assert_eq!(family("demo_queue_depth").kind, "gauge");
+    assert_eq!(family("demo_queue_depth").samples, 2);
+    assert_eq!(family("demo_queue_depth_hwm").kind, "gauge");
+    assert_eq!(family("demo_worker_busy_ratio").unit, "ratio");
     // Bound: the instance of COMM_WORLD, one sample per peer.
-    assert_eq!(family("demo_msgs_to_peer")["type"], "counter");
-    assert_eq!(family("demo_msgs_to_peer")["samples"], 2);
-    assert_eq!(family("demo_msgs_matrix")["samples"], 4);
+    assert_eq!(family("demo_msgs_to_peer").kind, "counter");
+    assert_eq!(family("demo_msgs_to_peer").samples, 2);
+    assert_eq!(family("demo_msgs_matrix").samples, 4);
 }
 
 #[test]

@@ -244,7 +244,9 @@ impl Drop for Exporter {
             t.thread().unpark();
             let _ = t.join();
         }
-        // The writer (and with it the file) goes with the last reference.
+        // The file goes before another exporter may start: a new region
+        // renamed into place must not be removed by this one's drop.
+        lock(&self.shared.work).writer.remove();
         EXPORTING.store(false, Ordering::Release);
     }
 }

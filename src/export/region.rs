@@ -242,6 +242,7 @@ pub struct RegionWriter {
     /// Per slot: seq, offset, capacity.
     slots: [(u64, u64, u64); 2],
     end: u64,
+    removed: bool,
 }
 
 impl RegionWriter {
@@ -304,6 +305,7 @@ impl RegionWriter {
             published: 0,
             slots: [(0, 0, 0); 2],
             end: 4096,
+            removed: false,
         })
     }
 
@@ -355,12 +357,21 @@ impl RegionWriter {
     pub fn close(&mut self) -> io::Result<()> {
         self.file.write_all_at(&1u64.to_le_bytes(), STATE)
     }
+
+    /// Marks the region closed and removes its file (once; dropping the
+    /// writer does it too).
+    pub fn remove(&mut self) {
+        if !self.removed {
+            self.removed = true;
+            let _ = self.close();
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 impl Drop for RegionWriter {
     fn drop(&mut self) {
-        let _ = self.close();
-        let _ = std::fs::remove_file(&self.path);
+        self.remove();
     }
 }
 

@@ -8,8 +8,9 @@ use serde::Serialize;
 use super::sampler::{Sample, Samples};
 use super::tool::{EventCounts, Snapshot, V};
 use super::vars::{COMM_WORLD, INBOX_DEEP, STATE_NAMES};
-use super::view::{bytes, group, rate};
+use super::view::{bytes, rate};
 use super::workload::RunStats;
+use crate::format::group;
 
 #[derive(Debug, Serialize)]
 pub struct Report {

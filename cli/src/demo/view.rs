@@ -7,19 +7,7 @@ use std::io::Write;
 use super::tool::{NAMES, Snapshot, V};
 use super::vars::{COMM_WORLD, STATE_NAMES};
 use super::workload::Config;
-
-/// `1234567` → `1,234,567`.
-pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use crate::format::group;
 
 /// `872048` → `872k`, `3531972` → `3.53M`: short, for arrays.
 pub fn compact(n: u64) -> String {

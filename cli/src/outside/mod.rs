@@ -27,6 +27,8 @@ use pvar::PvarClass;
 use pvar::export::region::{effective_uid, export_dir, process_start_time};
 use pvar::export::{Number, Region, RegionError, Snapshot, VarSnapshot};
 
+use crate::format::{group, group_signed};
+
 /// The commands' result: an error is printed as `pvar: <message>` and
 /// the exit status is 1.
 pub type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -173,28 +175,6 @@ pub fn item_name<'s>(snap: &'s Snapshot, v: &VarSnapshot, n: Number) -> Option<&
         .iter()
         .find(|(item, _)| i64::from(*item) == value)
         .map(|(_, name)| name.as_str())
-}
-
-/// `1234567` → `1,234,567`.
-pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A signed integer with thousands separators.
-pub fn group_signed(n: i64) -> String {
-    if n < 0 {
-        format!("-{}", group(n.unsigned_abs()))
-    } else {
-        group(n as u64)
-    }
 }
 
 /// A float in at most about 4 significant digits (integral values with

@@ -9,9 +9,8 @@ use pvar::PvarClass;
 use pvar::export::{Number, Snapshot, VarSnapshot};
 
 use super::model::{Entry, History, Instance, Settings, scale, summary, summary_label};
-use crate::outside::{
-    age_s, class_name, group, group_signed, item_name, number_text, object_text, short_float,
-};
+use crate::format::{group, group_signed};
+use crate::outside::{age_s, class_name, item_name, number_text, object_text, short_float};
 
 /// Arrays up to this many elements get a sub-row per element.
 pub const ELEMENT_ROWS: usize = 8;
