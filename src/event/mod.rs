@@ -31,7 +31,7 @@ mod raise;
 mod record;
 mod registration;
 pub(crate) mod registrations;
-mod source;
+pub(crate) mod source;
 
 use std::collections::HashMap;
 

@@ -31,6 +31,7 @@
 
 use std::collections::HashMap;
 
+use crate::event::source::monotonic_ns;
 use crate::hot::storage::watermark::{SubKey, WatermarkStore};
 use crate::hot::storage::{Backing, Storage};
 use crate::lockfree::tagged::RunTag;
@@ -112,6 +113,15 @@ pub struct ProcessInfo {
     pub unix_ns: u64,
     /// Threads holding a per-thread id at the time (all registries).
     pub live_threads: u32,
+}
+
+impl ProcessInfo {
+    /// How long ago the snapshot was taken, by `CLOCK_MONOTONIC` (the same
+    /// clock in every process of the machine; zero if it reads "later",
+    /// as it can across container clock namespaces).
+    pub fn age(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(monotonic_ns().saturating_sub(self.monotonic_ns))
+    }
 }
 
 /// One performance variable (or one bound object's instance of it).
@@ -337,8 +347,10 @@ impl Observer {
                 program: self.program.clone(),
                 engine_version: env!("CARGO_PKG_VERSION").to_string(),
                 sequence: self.sequence,
-                monotonic_ns: clock_ns(libc::CLOCK_MONOTONIC),
-                unix_ns: clock_ns(libc::CLOCK_REALTIME),
+                monotonic_ns: monotonic_ns(),
+                unix_ns: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64),
                 live_threads: crate::hot::cells::live_threads(),
             },
             ..Snapshot::default()
@@ -514,20 +526,6 @@ impl Observer {
             _ => {}
         }
     }
-}
-
-/// `clock_gettime(clock)` in nanoseconds.
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the call's duration;
-    // the clock ids used are ones Linux always has.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
 }
 
 /// This process's short name (`/proc/self/comm`), or the executable's file

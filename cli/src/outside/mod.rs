@@ -121,25 +121,9 @@ pub fn list_regions() -> (std::path::PathBuf, Vec<(u32, std::path::PathBuf)>) {
     (dir, regions)
 }
 
-/// `CLOCK_MONOTONIC` now, nanoseconds: the clock a snapshot's
-/// `monotonic_ns` is on (the same in every process of the machine).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists
-    // on every Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
-}
-
-/// How old `snap` is, seconds (0 if taken "after" now: clocks agree on
-/// one machine, but not across a container's clock namespace).
+/// How old `snap` is, seconds (see `ProcessInfo::age`).
 pub fn age_s(snap: &Snapshot) -> f64 {
-    monotonic_ns().saturating_sub(snap.process.monotonic_ns) as f64 / 1e9
+    snap.process.age().as_secs_f64()
 }
 
 /// `MPI_T_PVAR_CLASS_COUNTER` → `COUNTER`.
