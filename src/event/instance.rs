@@ -189,7 +189,7 @@ impl<'a> EventInstance<'a> {
     /// The returned reference must not outlive the callback that `p` was
     /// given to (the C interface uses it within one MPI_T call made from
     /// that callback).
-    #[cfg(feature = "capi")]
+    #[cfg(feature = "ffi")]
     pub(crate) unsafe fn from_live<'x>(
         p: *const core::ffi::c_void,
     ) -> Option<&'x EventInstance<'x>> {

@@ -460,7 +460,7 @@ impl Events {
 
     /// The subscriber word of event type `index` (what the C interface's
     /// inline raise loads), valid while this table lives.
-    #[cfg(feature = "capi")]
+    #[cfg(feature = "ffi")]
     pub(crate) fn observed_word(&self, index: usize) -> Result<*const AtomicU32> {
         Ok(&self.ty(index)?.subscribers)
     }
@@ -471,7 +471,7 @@ impl Events {
     /// # Safety
     /// `record` must point to a record with every element of the type
     /// initialised at its displacement.
-    #[cfg(feature = "capi")]
+    #[cfg(feature = "ffi")]
     pub(crate) unsafe fn raise_raw(
         &self,
         index: usize,

@@ -173,7 +173,11 @@ impl PassBack {
     }
 }
 
-/// Defines `PMPI_T_<name>` with `body` and `MPI_T_<name>` calling it.
+/// Defines `PMPI_T_<name>` with `body` and, with the `capi` feature,
+/// exports it and an `MPI_T_<name>` twin calling it. With `ffi` alone the
+/// function is a plain Rust-callable `extern "C"` function (reached through
+/// [`mpi_t`]) and nothing named `MPI_T_*` is exported: a library that serves
+/// MPI_T itself (the MPI interposer, `mpi/`) defines those.
 macro_rules! mpi_t_fn {
     (
         $(#[$m:meta])*
@@ -184,7 +188,8 @@ macro_rules! mpi_t_fn {
         /// # Safety
         /// Pointer arguments follow the MPI_T C binding: NULL where allowed,
         /// otherwise valid for the access the standard describes.
-        #[unsafe(no_mangle)]
+        #[cfg_attr(feature = "capi", unsafe(no_mangle))]
+        #[allow(non_snake_case)] // the C name, also when not exported
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> core::ffi::c_int $body
 
         $(#[$m])*
@@ -192,6 +197,7 @@ macro_rules! mpi_t_fn {
         ///
         /// # Safety
         /// As the `PMPI_T_` function.
+        #[cfg(feature = "capi")]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> core::ffi::c_int {
             // SAFETY: same arguments, same contract.
@@ -201,9 +207,22 @@ macro_rules! mpi_t_fn {
 }
 pub(crate) use mpi_t_fn;
 
+/// The engine's MPI_T functions (`PMPI_T_*`, with the signatures and the
+/// constants of `include/mpi_t.h`), callable from Rust: for a library that
+/// serves `MPI_T_*` itself and forwards to these for pvar's variables (the
+/// MPI interposer in `mpi/`). Not a stable API.
+pub mod mpi_t {
+    pub use super::category::*;
+    pub use super::cvar::*;
+    pub use super::events::*;
+    pub use super::init::*;
+    pub use super::pvar::*;
+    pub use super::types::*;
+}
+
 /// Opaque C handle types: pointers to distinct incomplete structs in C,
 /// plain pointer-sized values here.
-pub(crate) mod types {
+pub mod types {
     use core::ffi::c_void;
 
     /// `MPI_T_pvar_session`.

@@ -182,7 +182,7 @@ pub(crate) mod unmodelled {
     pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
     /// `std`'s thread-locals, for state outside the engine (the C
     /// interface's last error message) that no model runs.
-    #[cfg(feature = "capi")]
+    #[cfg(feature = "ffi")]
     pub(crate) use std::thread_local;
 }
 

@@ -429,13 +429,13 @@ impl Tool {
 
     /// [`HandleData::read`] counted in this tool side's statistics: for
     /// callers that hold a handle already (the C interface).
-    #[cfg(feature = "capi")]
+    #[cfg(feature = "ffi")]
     pub(crate) fn read_handle(&self, h: &HandleData, first: usize, out: &mut [u64]) -> Result<()> {
         h.read(first, out, &self.reads)
     }
 
     /// [`HandleData::readreset`] counted in this tool side's statistics.
-    #[cfg(feature = "capi")]
+    #[cfg(feature = "ffi")]
     pub(crate) fn readreset_handle(
         &self,
         h: &HandleData,

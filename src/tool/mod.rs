@@ -42,7 +42,7 @@ mod keyed;
 mod session;
 mod session_handles;
 
-#[cfg(feature = "capi")]
+#[cfg(feature = "ffi")]
 pub(crate) use handle::HandleData;
 pub use handle::HandleInfo;
 pub(crate) use keyed::EngineEvents;

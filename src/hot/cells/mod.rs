@@ -564,7 +564,7 @@ pub(crate) struct LocalCell<'a> {
 /// word changes only when the thread exits (its exit guard zeroes the word
 /// of the record its C sites used, see `site_cache::note_c_owner`) or
 /// another thread takes the record over.
-#[cfg_attr(not(any(feature = "capi", loom)), allow(dead_code))] // the C interface's
+#[cfg_attr(not(any(feature = "ffi", loom)), allow(dead_code))] // the C interface's
 pub(crate) struct OwnedCell<'a> {
     pub(crate) cell: &'a AtomicU64,
     pub(crate) owner: &'a AtomicU64,

@@ -153,7 +153,7 @@ pub(crate) fn clear_all() {
 /// word is `owner` (the exit guard zeroes it). Returns `false` if they
 /// already cache cells of another record (a C site then goes uncached).
 /// Async-signal-safe.
-#[cfg_attr(not(any(feature = "capi", loom)), allow(dead_code))] // the C interface's
+#[cfg_attr(not(any(feature = "ffi", loom)), allow(dead_code))] // the C interface's
 pub(crate) fn note_c_owner(owner: &AtomicU64) -> bool {
     let known = C_OWNER.with(|o| o.get());
     if known.is_null() {
@@ -167,7 +167,7 @@ pub(crate) fn note_c_owner(owner: &AtomicU64) -> bool {
 /// Starts writing a C site's cache: `false` (write nothing) once the
 /// thread has run its exit guard, or when this interrupts another fill on
 /// the thread. Pair a `true` with [`end_c_fill`]. Async-signal-safe.
-#[cfg_attr(not(any(feature = "capi", loom)), allow(dead_code))] // the C interface's
+#[cfg_attr(not(any(feature = "ffi", loom)), allow(dead_code))] // the C interface's
 pub(crate) fn begin_c_fill() -> bool {
     if CLOSED.with(|c| c.get()) || LINKING.with(|l| l.get()) {
         return false;
@@ -178,7 +178,7 @@ pub(crate) fn begin_c_fill() -> bool {
 }
 
 /// Ends a C site's cache write started by [`begin_c_fill`].
-#[cfg_attr(not(any(feature = "capi", loom)), allow(dead_code))] // the C interface's
+#[cfg_attr(not(any(feature = "ffi", loom)), allow(dead_code))] // the C interface's
 pub(crate) fn end_c_fill() {
     compiler_fence(Ordering::SeqCst);
     LINKING.with(|l| l.set(false));
