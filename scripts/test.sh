@@ -15,6 +15,7 @@ export PVAR_REQUIRE_PYTHON=1
 
 stage "format check"
 cargo fmt --all -- --check
+cargo fmt --manifest-path mpi/Cargo.toml -- --check
 
 stage "clippy (the workspace, all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
@@ -22,6 +23,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p pvar --lib -- -D warnings
 # With the `metrics` crate recorder (an optional feature).
 cargo clippy -p pvar --all-targets --features metrics -- -D warnings
+# The MPI interposer's Rust half (its own package, outside the workspace).
+cargo clippy --manifest-path mpi/Cargo.toml --all-targets -- -D warnings
 
 stage "rust-version: the workspace builds with the oldest toolchain it claims"
 msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
@@ -35,6 +38,9 @@ cargo "+$toolchain" check --workspace --all-targets
 stage "unit, integration and doc tests"
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+# The MPI interposer's Rust half: the merged MPI_T against a fake library,
+# the report's C entry points (no MPI needed; the jobs run below).
+cargo test --manifest-path mpi/Cargo.toml --lib
 
 stage "the metrics recorder feature: its tests and doc tests"
 cargo test --features metrics --test metrics_recorder
@@ -55,6 +61,9 @@ scripts/package-check.sh
 
 stage "C interface"
 ./scripts/c-tests.sh
+
+stage "MPI jobs: the interposer, one MPI_T, the cross-rank report (MPICH and Open MPI)"
+./scripts/mpi-tests.sh
 
 stage "loom models"
 ./scripts/loom.sh

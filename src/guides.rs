@@ -19,6 +19,9 @@ pub mod export {}
 #[doc = include_str!("../docs/metrics-recorder.md")]
 pub mod metrics_recorder {}
 
+#[doc = include_str!("../docs/mpi.md")]
+pub mod mpi {}
+
 #[doc = include_str!("../docs/signal-safety.md")]
 pub mod signal_safety {}
 

@@ -22,8 +22,11 @@
 //! Features: `compile-out` (every update compiles to nothing; registration
 //! and the tool side keep working) and `capi` (the C interface's symbols,
 //! for the `pvar-capi` package that builds `libpvar`; a Rust program does
-//! not need it). `metrics` adds `pvar::recorder`, a recorder for the `metrics`
-//! crate that makes `metrics::counter!` & co. record into pvar variables.
+//! not need it; `ffi` is the same without the `MPI_T_*` exports, for the
+//! MPI interposer). `metrics` adds `pvar::recorder`, a recorder for the
+//! `metrics` crate that makes `metrics::counter!` & co. record into pvar
+//! variables. `mpi` adds `pvar::report::mpi`, the cross-rank report over
+//! the `mpi` crate (rsmpi) for Rust MPI programs.
 //!
 //! The shortest way, in the global registry (see
 //! [`counter!`](crate::counter!) and the component guide):
@@ -118,9 +121,11 @@
 //!    processes read them from (`pvar top <pid>`), OpenMetrics text;
 //!    `recorder` (feature `metrics`) — a `metrics` crate recorder;
 //! 9. `process` — [`global`], MPI_T init/finalize, the engine's own
-//!    variables;
+//!    variables; `report` — the cross-rank report of an MPI job (the
+//!    ranks' snapshots aggregated; over rsmpi with the feature `mpi`);
 //! 10. `ffi` — the C interface (`libpvar`, `include/mpi_t.h`,
-//!     `include/pvar.h`); the `pvar` CLI is a separate binary on top.
+//!     `include/pvar.h`); the `pvar` CLI is a separate binary on top, and
+//!     so is the MPI interposer (`mpi/`, `libpvar_mpi.so`, [`guides::mpi`]).
 //!
 //! ## Guides
 //!
@@ -150,8 +155,9 @@ pub mod cvar;
 mod event;
 #[cfg(not(loom))]
 pub mod export;
-#[cfg(all(feature = "capi", not(loom)))]
-mod ffi;
+#[cfg(all(feature = "ffi", not(loom)))]
+#[doc(hidden)]
+pub mod ffi;
 pub mod guides;
 mod hot;
 mod lockfree;
@@ -165,6 +171,8 @@ mod pvar;
 #[cfg(all(feature = "metrics", not(loom)))]
 pub mod recorder;
 mod registry;
+#[cfg(not(loom))]
+pub mod report;
 mod sync;
 mod tool;
 mod vocabulary;

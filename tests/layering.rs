@@ -22,7 +22,8 @@ const FLOORS: &[&[&str]] = &[
     &["tool"],
     &["registry"],
     &["export", "recorder"],
-    &["process"],
+    // `report` aggregates `export` snapshots: one floor above it.
+    &["process", "report"],
     &["ffi"],
 ];
 

@@ -1,0 +1,294 @@
+/*
+ * interpose.h — private header of the C wrappers of libpvar_mpi.so, the
+ * PMPI interposer (docs/mpi.md, "The interposer").
+ *
+ * Every MPI_x defined in p2p.c, completion.c, collectives.c, comms.c and
+ * lifecycle.c calls PMPI_x and records what it did in the variables of
+ * vars.c, through the component API of include/pvar.h: counters and
+ * aggregates through the engine's use-site caches (pvar_site_cell +
+ * pvar_local_add: a thread-local access and the cell's load and store),
+ * timers and the watermark through the update functions.
+ *
+ * The `off` library is built with -DPVAR_MPI_COMPILE_OUT (and linked with
+ * the engine built with `compile-out`): PM_ON is then 0, pm_comm_of()
+ * returns NULL and every recording step below is dead code the compiler
+ * drops, so each wrapper is a plain call of its PMPI_ function — no clock
+ * read, no table lookup, no type size query. pvar.h's PVAR_NO_UPDATES
+ * makes its use-site macros nothing as well. Registration, the report at
+ * MPI_Finalize and the merged MPI_T stay.
+ */
+#ifndef PVAR_MPI_INTERPOSE_H
+#define PVAR_MPI_INTERPOSE_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef PVAR_MPI_COMPILE_OUT
+#define PVAR_NO_UPDATES
+#define PM_ON 0
+#else
+#define PM_ON 1
+#endif
+#include "pvar.h"
+
+/* Handle values travel as their bits zero-extended to 64 (MPICH: 4-byte
+ * ints, Open MPI: pointers): the object values of the bound instances and
+ * the keys of the tables below. */
+_Static_assert(sizeof(MPI_Comm) <= 8 && sizeof(MPI_Request) <= 8 && sizeof(MPI_Message) <= 8,
+               "MPI handles wider than 64 bits");
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "64-bit targets only");
+
+static inline uint64_t pm_bits(const void *handle, size_t size) {
+    uint64_t k = 0;
+    memcpy(&k, handle, size); /* little-endian: zero-extended */
+    return k;
+}
+static inline uint64_t pm_comm_key(MPI_Comm c) { return pm_bits(&c, sizeof c); }
+static inline uint64_t pm_request_key(MPI_Request r) { return pm_bits(&r, sizeof r); }
+static inline uint64_t pm_message_key(MPI_Message m) { return pm_bits(&m, sizeof m); }
+
+/* ---- the variables (vars.c) ------------------------------------------ */
+
+/* Collective kinds: the elements of pvar_mpi_coll_{calls,bytes,time}. */
+enum pm_kind {
+    PM_BARRIER,
+    PM_BCAST,
+    PM_REDUCE,
+    PM_ALLREDUCE,
+    PM_GATHER,
+    PM_GATHERV,
+    PM_ALLGATHER,
+    PM_ALLGATHERV,
+    PM_SCATTER,
+    PM_SCATTERV,
+    PM_ALLTOALL,
+    PM_ALLTOALLV,
+    PM_REDUCE_SCATTER, /* and MPI_Reduce_scatter_block */
+    PM_SCAN,
+    PM_EXSCAN,
+    PM_KINDS
+};
+
+/* The variables bound to communicators. The first PM_CELL_VARS are
+ * counters and aggregates updated through per-thread cells (each has a
+ * use-site cache in pm_tls); the timers follow. */
+enum pm_bound {
+    PM_SEND_CALLS,
+    PM_SEND_BYTES,
+    PM_RECV_CALLS,
+    PM_RECV_BYTES,
+    PM_COLL_CALLS,
+    PM_COLL_BYTES,
+    PM_CELL_VARS,
+    PM_P2P_TIME = PM_CELL_VARS,
+    PM_COLL_TIME,
+    PM_BOUND_VARS
+};
+
+struct pm_vars {
+    pvar_bound bound[PM_BOUND_VARS];
+    pvar_var wait_calls, test_calls, probe_calls, wait_time;
+    pvar_var requests, requests_max;
+    pvar_var peer_msgs, peer_bytes; /* element = world rank of the destination */
+    pvar_cvar report, report_json, report_every, time;
+};
+extern struct pm_vars pm_vars;
+
+/* Registers the variables, control variables and categories (MPI_Init). */
+void pm_vars_register(int world_size);
+
+/* ---- handle tables (comms.c) ----------------------------------------- */
+
+/* Open addressing keyed by handle bits: lookups are lock-free (a few
+ * acquire loads); insertions and removals hold `lock`. Keys 0 and
+ * UINT64_MAX are reserved (no MPI handle has those bits). A table grows
+ * into a new slot array; the old one stays readable for lookups that are
+ * still walking it and is freed at MPI_Finalize. A lookup can miss an
+ * entry inserted concurrently (callers recheck under the lock), never
+ * return another key's value. */
+typedef struct pm_slots pm_slots;
+typedef struct pm_table {
+    _Atomic(pm_slots *) slots;
+    atomic_size_t live; /* entries: a lock-free "is it empty" test */
+    size_t used;        /* entries + tombstones (under lock) */
+    pthread_mutex_t lock;
+} pm_table;
+#define PM_TABLE_INIT {.lock = PTHREAD_MUTEX_INITIALIZER}
+
+void *pm_table_get(pm_table *t, uint64_t key);
+int pm_table_put(pm_table *t, uint64_t key, void *value); /* under t->lock; 0 or -1 */
+void *pm_table_take(pm_table *t, uint64_t key);           /* under t->lock */
+void pm_tables_release(void); /* frees outgrown slot arrays (MPI_Finalize) */
+
+/* ---- communicator entries (comms.c) ------------------------------------ */
+
+/* One per communicator in use: created at its first recorded use (so
+ * communicators made by any constructor are covered), dropped at
+ * MPI_Comm_free / MPI_Comm_disconnect. Immutable once published. */
+typedef struct pm_comm {
+    uint64_t key; /* the handle's bits: the instances' object */
+    int rank, size;
+    int inter;        /* intercommunicator: peers are the remote group */
+    int peers;        /* size of the group ranks address (remote for inter) */
+    int world;        /* MPI_COMM_WORLD itself */
+    const int *world_rank; /* [peers]: MPI_COMM_WORLD rank, or -1 (outside it) */
+    unsigned long seq;     /* creation order, for labels */
+    char *label;           /* "MPI_COMM_WORLD", "MPI_COMM_SELF", "comm[0-3]" */
+    int fixed_label;
+    pvar_var var[PM_BOUND_VARS]; /* this communicator's instances */
+} pm_comm;
+
+/* Per thread: the last communicator looked up, valid while the global
+ * generation (bumped whenever an entry is created or removed) is
+ * unchanged, and the use-site caches of its cell variables. The caches
+ * are emptied whenever the entry is refreshed, so they never serve a
+ * variable handle freed (and its address reused) since. */
+typedef struct pm_tls {
+    uint64_t key;
+    uint64_t gen;
+    pm_comm *comm;
+    pvar_site site[PM_CELL_VARS];
+} pm_tls;
+
+extern _Thread_local pm_tls pm_tls_cache;
+extern _Atomic uint64_t pm_comm_gen;
+
+/* The miss path: the entry from the table, made if `make` and missing. */
+pm_comm *pm_comm_lookup(pm_tls *t, MPI_Comm comm, int make);
+void pm_comms_start(void);                         /* MPI_Init: WORLD and SELF */
+void pm_comms_stop(void);                          /* MPI_Finalize */
+/* Live entries in creation order: their object values and report labels
+ * (malloc'd; free with pm_comm_labels_free). Returns the count, or 0. */
+size_t pm_comm_labels(uint64_t **objects, char ***labels);
+void pm_comm_labels_free(uint64_t *objects, char **labels, size_t n);
+
+/* The entry of `comm`, made at its first use if `make`; NULL when not
+ * recording (off build, before MPI_Init, after MPI_Finalize), for
+ * MPI_COMM_NULL, or when there is none (not `make`) or it cannot be made. */
+static inline pm_comm *pm_comm_entry(MPI_Comm comm, int make) {
+    if (!PM_ON)
+        return NULL;
+    pm_tls *t = &pm_tls_cache;
+    uint64_t key = pm_comm_key(comm);
+    if (__builtin_expect(t->comm != NULL && t->key == key &&
+                             t->gen == atomic_load_explicit(&pm_comm_gen, memory_order_acquire),
+                         1))
+        return t->comm;
+    return pm_comm_lookup(t, comm, make);
+}
+
+/* The entry of a communicator the caller passed to this call (so it is
+ * valid): made at its first use. */
+static inline pm_comm *pm_comm_of(MPI_Comm comm) { return pm_comm_entry(comm, 1); }
+
+/* Adds n to element i of the entry's cell variable v on this thread. */
+static inline void pm_add(const pm_comm *c, enum pm_bound v, size_t i, uint64_t n) {
+    pvar_var var = c->var[v];
+    uint64_t *cell = pvar_site_cell(&pm_tls_cache.site[v], var, i, PVAR_SITE_INT);
+    if (cell)
+        pvar_local_add(cell, n);
+    else
+        pvar_add_at(var, i, n);
+}
+
+/* The timers are on (pvar_mpi_time, read at MPI_Init; the cvar is frozen
+ * afterwards). Two clock reads per blocking call are most of what the
+ * interposer costs a small message (docs/mpi.md, "Overhead"). */
+extern int pm_timing;
+
+static inline void pm_time_start(const pm_comm *c, enum pm_bound v, size_t i) {
+    if (c && pm_timing)
+        pvar_timer_start_at(c->var[v], i);
+}
+static inline void pm_time_stop(const pm_comm *c, enum pm_bound v, size_t i) {
+    if (c && pm_timing)
+        pvar_timer_stop_at(c->var[v], i);
+}
+
+/* ---- what the wrappers record ------------------------------------------ */
+
+/* count elements of `type` in bytes (0 for count <= 0). Call only after the
+ * MPI call succeeded, so `type` is valid. */
+static inline uint64_t pm_bytes(MPI_Count count, MPI_Datatype type) {
+    if (count <= 0)
+        return 0;
+    int size;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS)
+        return 0;
+    if (size != MPI_UNDEFINED)
+        return (uint64_t)count * (uint64_t)size;
+    MPI_Count big; /* a type larger than INT_MAX bytes */
+    if (PMPI_Type_size_x(type, &big) != MPI_SUCCESS || big < 0)
+        return 0;
+    return (uint64_t)count * (uint64_t)big;
+}
+
+/* A message of `bytes` to rank `dest` of the entry's (remote) group. */
+static inline void pm_sent_bytes(const pm_comm *c, int dest, uint64_t bytes) {
+    pm_add(c, PM_SEND_CALLS, 0, 1);
+    if (dest == MPI_PROC_NULL)
+        return;
+    pm_add(c, PM_SEND_BYTES, 0, bytes);
+    if (dest >= 0 && dest < c->peers && c->world_rank[dest] >= 0) {
+        size_t w = (size_t)c->world_rank[dest];
+        PVAR_COUNTER_INC_AT(pm_vars.peer_msgs, w);
+        PVAR_AGGREGATE_ADD_AT(pm_vars.peer_bytes, w, bytes);
+    }
+}
+static inline void pm_sent(const pm_comm *c, int dest, int count, MPI_Datatype type) {
+    pm_sent_bytes(c, dest, dest == MPI_PROC_NULL ? 0 : pm_bytes(count, type));
+}
+
+/* A receive: posted (nonblocking: the buffer's bytes) or completed
+ * (blocking: the bytes the status reports). */
+static inline void pm_received_bytes(const pm_comm *c, uint64_t bytes) {
+    pm_add(c, PM_RECV_CALLS, 0, 1);
+    pm_add(c, PM_RECV_BYTES, 0, bytes);
+}
+static inline void pm_posted(const pm_comm *c, int source, int count, MPI_Datatype type) {
+    pm_received_bytes(c, source == MPI_PROC_NULL ? 0 : pm_bytes(count, type));
+}
+static inline void pm_received(const pm_comm *c, const MPI_Status *status) {
+    MPI_Count n = 0;
+    if (PMPI_Get_elements_x(status, MPI_BYTE, &n) != MPI_SUCCESS || n < 0)
+        n = 0;
+    pm_received_bytes(c, (uint64_t)n);
+}
+
+/* Where a blocking receive's status goes: the caller's, or `own` when the
+ * caller ignores it and the bytes must be read from it. */
+static inline MPI_Status *pm_status(const pm_comm *c, MPI_Status *status, MPI_Status *own) {
+    return c != NULL && status == MPI_STATUS_IGNORE ? own : status;
+}
+
+/* ---- requests (completion.c) ------------------------------------------- */
+
+/* Outstanding requests: +n when nonblocking or persistent requests start
+ * (pvar_mpi_requests_outstanding, and the watermark). */
+void pm_requests_started(int n);
+void pm_requests_done(int n);
+
+/* After a call that returns a new nonpersistent request in *request. */
+static inline void pm_request_started(int rc, const MPI_Request *request) {
+    if (PM_ON && rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
+        pm_requests_started(1);
+}
+
+/* The persistent requests the interposer made (MPI_*_init of p2p.c). */
+enum pm_op { PM_OP_SEND, PM_OP_RECV };
+void pm_persistent_add(MPI_Request request, enum pm_op op, MPI_Comm comm, int peer,
+                       uint64_t bytes);
+
+/* ---- collectives and the report (lifecycle.c) ---------------------------- */
+
+/* Recording is on: between MPI_Init and MPI_Finalize. */
+int pm_running(void);
+/* A collective on MPI_COMM_WORLD completed: every pvar_mpi_report_every-th
+ * makes a report. */
+void pm_world_collective(void);
+
+#endif /* PVAR_MPI_INTERPOSE_H */

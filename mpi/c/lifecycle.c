@@ -1,0 +1,201 @@
+/*
+ * lifecycle.c — MPI_Init, MPI_Init_thread and MPI_Finalize, and the
+ * cross-rank report.
+ *
+ * After PMPI_Init*: the variables, control variables and categories
+ * (vars.c), the entries of MPI_COMM_WORLD and MPI_COMM_SELF (comms.c), a
+ * private duplicate of MPI_COMM_WORLD for the report's own collectives
+ * (never recorded: they call PMPI_ directly), and the report collector
+ * (mpi/src/report.rs).
+ *
+ * A report: rank 0 broadcasts what it is to write (its pvar_mpi_report
+ * and pvar_mpi_report_json: only rank 0's values count, so ranks never
+ * disagree on whether to take part); if anything, each rank encodes its
+ * payload (a snapshot of its variables with its communicators' labels),
+ * the lengths are gathered to rank 0, then the payloads with a gatherv in
+ * blocks large enough for the counts to fit an int, and rank 0 writes the
+ * text to its stderr and the JSON file. Made before PMPI_Finalize, and
+ * after every pvar_mpi_report_every-th collective on MPI_COMM_WORLD (that
+ * setting must be equal on all ranks: each decides alone).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "interpose.h"
+
+/* The report glue (mpi/src/report.rs). */
+int pvar_mpi_report_init(void);
+int pvar_mpi_report_local(const uint64_t *objects, const char *const *labels, size_t nlabels,
+                          uint8_t **buf, size_t *len);
+int pvar_mpi_report_write(const uint8_t *all, const size_t *lens, int nranks, int text_fd,
+                          const char *json_path);
+void pvar_mpi_report_free(uint8_t *buf, size_t len);
+
+static atomic_int running;
+static MPI_Comm report_comm = MPI_COMM_NULL;
+static int world_rank, world_size;
+/* Collectives on MPI_COMM_WORLD so far (they are ordered: no two threads
+ * call one at the same time). */
+static _Atomic uint64_t world_collectives;
+
+int pm_timing;
+
+int pm_running(void) {
+    return atomic_load_explicit(&running, memory_order_acquire);
+}
+
+static void start(void) {
+    if (pm_running())
+        return;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    pm_vars_register(world_size);
+    pm_timing = pm_vars.time != NULL && pvar_cvar_get_int(pm_vars.time) != 0;
+    if (pm_vars.time != NULL)
+        pvar_cvar_freeze(pm_vars.time, 1);
+    pm_comms_start();
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &report_comm) != MPI_SUCCESS)
+        report_comm = MPI_COMM_NULL;
+    pvar_mpi_report_init();
+    atomic_store_explicit(&running, 1, memory_order_release);
+}
+
+/* ---- the report ------------------------------------------------------------ */
+
+/* The payloads of all ranks to rank 0: their lengths into `lens` and the
+ * bytes, end to end, into a malloc'd `*all`. They travel in blocks of a
+ * size (1 byte unless the job's total exceeds INT_MAX bytes) that lets
+ * block counts and displacements fit an int. Returns 0 (on every rank) if
+ * rank 0 has them. */
+static int gather_payloads(const uint8_t *buf, size_t len, size_t *lens, uint8_t **all) {
+    uint64_t mine = len, block = 1, blocks = 0;
+    if (PMPI_Gather(&mine, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, report_comm) != MPI_SUCCESS)
+        return -1;
+    while (world_rank == 0) {
+        blocks = 0;
+        for (int r = 0; r < world_size; r++)
+            blocks += (lens[r] + block - 1) / block;
+        if (blocks <= INT_MAX || block > (UINT64_C(1) << 30))
+            break;
+        block *= 2;
+    }
+    if (PMPI_Bcast(&block, 1, MPI_UINT64_T, 0, report_comm) != MPI_SUCCESS)
+        return -1;
+
+    /* Everything allocated first, and agreed on: a rank short of memory
+     * makes every rank skip the gatherv rather than mismatch it. */
+    int n = (int)((len + block - 1) / block), *counts = NULL, *displs = NULL;
+    uint8_t *padded = block > 1 ? calloc((size_t)n * block + 1, 1) : NULL;
+    int ok = block <= (UINT64_C(1) << 30) && (block == 1 || padded != NULL);
+    if (padded != NULL)
+        memcpy(padded, buf, len);
+    if (world_rank == 0) {
+        counts = malloc(sizeof(int) * (size_t)world_size);
+        displs = malloc(sizeof(int) * (size_t)world_size);
+        *all = malloc(blocks * block + 1);
+        ok = ok && counts != NULL && displs != NULL && *all != NULL;
+        for (int r = 0, d = 0; ok && r < world_size; r++) {
+            counts[r] = (int)((lens[r] + block - 1) / block);
+            displs[r] = d;
+            d += counts[r];
+        }
+    }
+    MPI_Datatype unit = MPI_DATATYPE_NULL;
+    ok = ok && PMPI_Type_contiguous((int)block, MPI_BYTE, &unit) == MPI_SUCCESS &&
+         PMPI_Type_commit(&unit) == MPI_SUCCESS;
+    int all_ok = 0;
+    if (PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, report_comm) == MPI_SUCCESS && all_ok)
+        all_ok = PMPI_Gatherv(padded != NULL ? padded : buf, n, unit, *all, counts, displs, unit,
+                              0, report_comm) == MPI_SUCCESS;
+    if (unit != MPI_DATATYPE_NULL)
+        PMPI_Type_free(&unit);
+    free(padded);
+    free(counts);
+    free(displs);
+    /* Rank 0: close the padding up. */
+    for (size_t r = 0, at = 0, from = 0; all_ok && block > 1 && world_rank == 0 &&
+                                         r < (size_t)world_size;
+         r++) {
+        memmove(*all + at, *all + from, lens[r]);
+        at += lens[r];
+        from += (lens[r] + block - 1) / block * block;
+    }
+    if (!all_ok && world_rank == 0)
+        fprintf(stderr, "pvar_mpi: no report: the payloads could not be gathered\n");
+    return all_ok ? 0 : -1;
+}
+
+static void report(void) {
+    if (report_comm == MPI_COMM_NULL)
+        return;
+    /* What rank 0 writes: text to stderr, JSON into `path`. */
+    char path[4096] = "";
+    int want[2] = {0, 0};
+    size_t *lens = NULL; /* rank 0: every rank's payload length */
+    if (world_rank == 0) {
+        int len = (int)sizeof path;
+        want[0] = pvar_cvar_get_int(pm_vars.report) == 1;
+        want[1] = pvar_cvar_get_string(pm_vars.report_json, path, &len) == 0 && path[0] != '\0';
+        lens = calloc((size_t)world_size, sizeof *lens);
+        if (lens == NULL && (want[0] || want[1])) {
+            fprintf(stderr, "pvar_mpi: no report: out of memory\n");
+            want[0] = want[1] = 0;
+        }
+    }
+    if (PMPI_Bcast(want, 2, MPI_INT, 0, report_comm) != MPI_SUCCESS || (!want[0] && !want[1])) {
+        free(lens);
+        return;
+    }
+
+    uint64_t *objects;
+    char **labels;
+    size_t n = pm_comm_labels(&objects, &labels);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (pvar_mpi_report_local(objects, (const char *const *)labels, n, &buf, &len) != 0)
+        len = 0; /* an empty payload: rank 0's report says it does not decode */
+    pm_comm_labels_free(objects, labels, n);
+
+    uint8_t *all = NULL;
+    if (gather_payloads(buf, len, lens, &all) == 0 && world_rank == 0)
+        pvar_mpi_report_write(all, lens, world_size, want[0] ? 2 : -1, want[1] ? path : NULL);
+    pvar_mpi_report_free(buf, len);
+    free(all);
+    free(lens);
+}
+
+void pm_world_collective(void) {
+    uint64_t n = atomic_load_explicit(&world_collectives, memory_order_relaxed) + 1;
+    atomic_store_explicit(&world_collectives, n, memory_order_relaxed);
+    int64_t every = pvar_cvar_get_int(pm_vars.report_every);
+    if (every > 0 && n % (uint64_t)every == 0)
+        report();
+}
+
+/* ---- wrappers ------------------------------------------------------------------ */
+
+int MPI_Init(int *argc, char ***argv) {
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        start();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        start();
+    return rc;
+}
+
+int MPI_Finalize(void) {
+    if (pm_running()) {
+        report();
+        atomic_store_explicit(&running, 0, memory_order_release);
+        if (report_comm != MPI_COMM_NULL)
+            PMPI_Comm_free(&report_comm);
+        pm_comms_stop();
+    }
+    return PMPI_Finalize();
+}

@@ -1,0 +1,574 @@
+/* ring: point-to-point and collective traffic whose every call the program
+ * counts itself, so that a test can compare the pvar interposer's report
+ * against it exactly.
+ *
+ * Per iteration:
+ *   - a ring over MPI_COMM_WORLD with MPI_Sendrecv,
+ *   - the same ring with MPI_Irecv + MPI_Isend + MPI_Waitall,
+ *   - a 1-D halo exchange (non-periodic: left and right neighbours,
+ *     nonblocking, MPI_Waitall) on a duplicate of MPI_COMM_WORLD,
+ *   - a ring with persistent requests (MPI_Send_init / MPI_Recv_init once,
+ *     MPI_Startall + MPI_Waitall every iteration) on MPI_COMM_WORLD,
+ *   - a ring with MPI_Sendrecv on a communicator split by rank parity,
+ *   - MPI_Allreduce on MPI_COMM_WORLD and on the split communicator,
+ *     MPI_Bcast (root 0) on the duplicate, MPI_Barrier on MPI_COMM_WORLD.
+ * Once: MPI_Probe + MPI_Recv, a blocking MPI_Recv with a buffer larger than
+ * the message (the status says how much arrived), and an MPI_Test polling
+ * loop.
+ *
+ * Usage: ring [-i ITERS] [-n COUNT] [--hold FILE] [--free-comms]
+ *   ITERS   iterations (default 10)
+ *   COUNT   ints per ring message and doubles per halo (default 256)
+ *   --hold FILE   before MPI_Finalize, print "HOLD rank=<r> pid=<pid>" and
+ *                 wait (polling, at most 120 s) until FILE exists
+ *   --free-comms  free the duplicate and the split communicator before
+ *                 MPI_Finalize (by default they stay alive, so that their
+ *                 variables are in the report taken at MPI_Finalize)
+ *
+ * Output (stdout, one write per rank):
+ *   COUNTED rank=<r> comm=<tag> size=<n> members=<world ranks>
+ *           send_calls= send_bytes= recv_calls= recv_bytes=
+ *           coll_calls=<15 values> coll_bytes=<15 values>
+ *   COUNTED rank=<r> comm=* wait_calls= test_calls= probe_calls=
+ *           peer_send_msgs=<per world rank> peer_send_bytes=<per world rank>
+ *           requests_max=<most requests this rank had outstanding at once>
+ * with <tag> one of world, dup, split. The counting rules (what the
+ * interposer is expected to count) are those of the count_* helpers below.
+ * Exit status 0 when every received value was the expected one.
+ */
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Collective kinds, in the order of the interposer's coll arrays. */
+enum {
+    K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_GATHER, K_GATHERV,
+    K_ALLGATHER, K_ALLGATHERV, K_SCATTER, K_SCATTERV, K_ALLTOALL,
+    K_ALLTOALLV, K_REDUCE_SCATTER, K_SCAN, K_EXSCAN, NK
+};
+
+/* What this rank did on one communicator. */
+struct cc {
+    const char *tag;
+    MPI_Comm comm;
+    int size;
+    int *world_of; /* rank in comm -> rank in MPI_COMM_WORLD */
+    long long send_calls, send_bytes, recv_calls, recv_bytes;
+    long long coll_calls[NK], coll_bytes[NK];
+};
+
+/* What this rank did regardless of communicator. */
+static long long wait_calls, test_calls, probe_calls;
+static long long *peer_msgs, *peer_bytes;
+static long long outstanding, outstanding_max;
+static int world_rank, world_size;
+static int failures;
+
+static void die(const char *what, int err)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    msg[0] = '\0';
+    MPI_Error_string(err, msg, &len);
+    fprintf(stderr, "ring: rank %d: %s failed: %s\n", world_rank, what, msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+#define CHECK(call)                                                          \
+    do {                                                                     \
+        int err_ = (call);                                                   \
+        if (err_ != MPI_SUCCESS)                                             \
+            die(#call, err_);                                                \
+    } while (0)
+
+static long long type_bytes(int count, MPI_Datatype t)
+{
+    int sz = 0;
+    CHECK(MPI_Type_size(t, &sz));
+    return (long long)count * sz;
+}
+
+static void cc_init(struct cc *c, const char *tag, MPI_Comm comm)
+{
+    MPI_Group g, wg;
+    memset(c, 0, sizeof *c);
+    c->tag = tag;
+    c->comm = comm;
+    CHECK(MPI_Comm_size(comm, &c->size));
+    c->world_of = malloc(sizeof(int) * (size_t)c->size);
+    int *ranks = malloc(sizeof(int) * (size_t)c->size);
+    if (!c->world_of || !ranks)
+        die("malloc", MPI_ERR_NO_MEM);
+    for (int i = 0; i < c->size; i++)
+        ranks[i] = i;
+    CHECK(MPI_Comm_group(comm, &g));
+    CHECK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    CHECK(MPI_Group_translate_ranks(g, c->size, ranks, wg, c->world_of));
+    CHECK(MPI_Group_free(&g));
+    CHECK(MPI_Group_free(&wg));
+    free(ranks);
+}
+
+/* Counting rules. A send (blocking, nonblocking, the send half of a
+ * sendrecv, each start of a persistent send) is one send call of
+ * count x type size bytes and one message to the destination's world
+ * rank. A receive is one receive call: blocking receives count the bytes
+ * that arrived (status), nonblocking and persistent ones the bytes posted.
+ * MPI_Send_init / MPI_Recv_init themselves count nothing. Every MPI_Wait*
+ * call is one wait call, every MPI_Test* call one test call, every
+ * MPI_Probe / MPI_Iprobe call one probe call. */
+static void count_send(struct cc *c, int dest, long long bytes)
+{
+    c->send_calls++;
+    c->send_bytes += bytes;
+    peer_msgs[c->world_of[dest]]++;
+    peer_bytes[c->world_of[dest]] += bytes;
+}
+
+static void count_recv(struct cc *c, long long bytes)
+{
+    c->recv_calls++;
+    c->recv_bytes += bytes;
+}
+
+static void count_coll(struct cc *c, int kind, long long bytes)
+{
+    c->coll_calls[kind]++;
+    c->coll_bytes[kind] += bytes;
+}
+
+static void requests_started(int n)
+{
+    outstanding += n;
+    if (outstanding > outstanding_max)
+        outstanding_max = outstanding;
+}
+
+static void expect_int(const char *what, int got, int want)
+{
+    if (got != want) {
+        fprintf(stderr, "ring: rank %d: %s: got %d, want %d\n", world_rank,
+                what, got, want);
+        failures++;
+    }
+}
+
+static void fill(int *buf, int n, int seed)
+{
+    for (int k = 0; k < n; k++)
+        buf[k] = seed * 1000003 + k;
+}
+
+static void check_fill(const char *what, const int *buf, int n, int seed)
+{
+    for (int k = 0; k < n; k++)
+        if (buf[k] != seed * 1000003 + k) {
+            expect_int(what, buf[k], seed * 1000003 + k);
+            return;
+        }
+}
+
+/* Ring with MPI_Sendrecv on c: send to the right, receive from the left. */
+static void ring_sendrecv(struct cc *c, int *sbuf, int *rbuf, int n, int it)
+{
+    int me, right, left;
+    MPI_Status st;
+    int got = 0;
+    CHECK(MPI_Comm_rank(c->comm, &me));
+    right = (me + 1) % c->size;
+    left = (me - 1 + c->size) % c->size;
+    fill(sbuf, n, it * 64 + c->world_of[me]);
+    CHECK(MPI_Sendrecv(sbuf, n, MPI_INT, right, 10, rbuf, n, MPI_INT, left,
+                       10, c->comm, &st));
+    count_send(c, right, type_bytes(n, MPI_INT));
+    CHECK(MPI_Get_count(&st, MPI_INT, &got));
+    count_recv(c, type_bytes(got, MPI_INT));
+    check_fill("sendrecv ring", rbuf, n, it * 64 + c->world_of[left]);
+}
+
+/* Ring with MPI_Irecv + MPI_Isend + MPI_Waitall on c. */
+static void ring_nonblocking(struct cc *c, int *sbuf, int *rbuf, int n, int it)
+{
+    int me, right, left;
+    MPI_Request req[2];
+    MPI_Status sts[2];
+    CHECK(MPI_Comm_rank(c->comm, &me));
+    right = (me + 1) % c->size;
+    left = (me - 1 + c->size) % c->size;
+    fill(sbuf, n, it * 64 + 32 + c->world_of[me]);
+    CHECK(MPI_Irecv(rbuf, n, MPI_INT, left, 11, c->comm, &req[0]));
+    count_recv(c, type_bytes(n, MPI_INT));
+    requests_started(1);
+    CHECK(MPI_Isend(sbuf, n, MPI_INT, right, 11, c->comm, &req[1]));
+    count_send(c, right, type_bytes(n, MPI_INT));
+    requests_started(1);
+    CHECK(MPI_Waitall(2, req, sts));
+    wait_calls++;
+    outstanding -= 2;
+    check_fill("nonblocking ring", rbuf, n, it * 64 + 32 + c->world_of[left]);
+}
+
+/* 1-D halo exchange on c (non-periodic): each rank owns n doubles plus one
+ * halo of h doubles on each side and exchanges edges with its neighbours. */
+static void halo_exchange(struct cc *c, double *field, int n, int h, int it)
+{
+    int me;
+    MPI_Request req[4];
+    MPI_Status sts[4];
+    int nreq = 0;
+    CHECK(MPI_Comm_rank(c->comm, &me));
+    double *left_halo = field, *own = field + h, *right_halo = field + h + n;
+    for (int k = 0; k < n; k++)
+        own[k] = (double)(me * 100000 + it * 1000 + k);
+    if (me > 0) {
+        CHECK(MPI_Irecv(left_halo, h, MPI_DOUBLE, me - 1, 20, c->comm,
+                        &req[nreq++]));
+        count_recv(c, type_bytes(h, MPI_DOUBLE));
+    }
+    if (me < c->size - 1) {
+        CHECK(MPI_Irecv(right_halo, h, MPI_DOUBLE, me + 1, 21, c->comm,
+                        &req[nreq++]));
+        count_recv(c, type_bytes(h, MPI_DOUBLE));
+    }
+    if (me > 0) {
+        CHECK(MPI_Isend(own, h, MPI_DOUBLE, me - 1, 21, c->comm,
+                        &req[nreq++]));
+        count_send(c, me - 1, type_bytes(h, MPI_DOUBLE));
+    }
+    if (me < c->size - 1) {
+        CHECK(MPI_Isend(own + n - h, h, MPI_DOUBLE, me + 1, 20, c->comm,
+                        &req[nreq++]));
+        count_send(c, me + 1, type_bytes(h, MPI_DOUBLE));
+    }
+    requests_started(nreq);
+    CHECK(MPI_Waitall(nreq, req, sts));
+    wait_calls++;
+    outstanding -= nreq;
+    if (me > 0)
+        expect_int("left halo", (int)left_halo[0],
+                   (me - 1) * 100000 + it * 1000 + (n - h));
+    if (me < c->size - 1)
+        expect_int("right halo", (int)right_halo[0],
+                   (me + 1) * 100000 + it * 1000);
+}
+
+/* Persistent ring on c: the requests are made once, started every
+ * iteration. */
+struct persistent {
+    MPI_Request req[2];
+    int *sbuf, *rbuf;
+    int n, right, left;
+};
+
+static void persistent_init(struct persistent *p, struct cc *c, int n)
+{
+    int me;
+    CHECK(MPI_Comm_rank(c->comm, &me));
+    p->n = n;
+    p->right = (me + 1) % c->size;
+    p->left = (me - 1 + c->size) % c->size;
+    p->sbuf = malloc(sizeof(int) * (size_t)n);
+    p->rbuf = malloc(sizeof(int) * (size_t)n);
+    if (!p->sbuf || !p->rbuf)
+        die("malloc", MPI_ERR_NO_MEM);
+    CHECK(MPI_Recv_init(p->rbuf, n, MPI_INT, p->left, 30, c->comm,
+                        &p->req[0]));
+    CHECK(MPI_Send_init(p->sbuf, n, MPI_INT, p->right, 30, c->comm,
+                        &p->req[1]));
+}
+
+static void persistent_round(struct persistent *p, struct cc *c, int it)
+{
+    MPI_Status sts[2];
+    fill(p->sbuf, p->n, it * 64 + 48 + world_rank);
+    CHECK(MPI_Startall(2, p->req));
+    count_recv(c, type_bytes(p->n, MPI_INT));
+    count_send(c, p->right, type_bytes(p->n, MPI_INT));
+    requests_started(2);
+    CHECK(MPI_Waitall(2, p->req, sts));
+    wait_calls++;
+    outstanding -= 2;
+    check_fill("persistent ring", p->rbuf, p->n,
+               it * 64 + 48 + c->world_of[p->left]);
+}
+
+static void persistent_free(struct persistent *p)
+{
+    CHECK(MPI_Request_free(&p->req[0]));
+    CHECK(MPI_Request_free(&p->req[1]));
+    free(p->sbuf);
+    free(p->rbuf);
+}
+
+/* Once: MPI_Probe + MPI_Recv from the left on c. */
+static void probe_then_recv(struct cc *c, int *sbuf, int *rbuf, int n)
+{
+    int me, right, left, count = 0;
+    MPI_Status st;
+    MPI_Request req;
+    CHECK(MPI_Comm_rank(c->comm, &me));
+    right = (me + 1) % c->size;
+    left = (me - 1 + c->size) % c->size;
+    fill(sbuf, n, 7000 + c->world_of[me]);
+    CHECK(MPI_Isend(sbuf, n, MPI_INT, right, 40, c->comm, &req));
+    count_send(c, right, type_bytes(n, MPI_INT));
+    requests_started(1);
+    CHECK(MPI_Probe(left, 40, c->comm, &st));
+    probe_calls++;
+    CHECK(MPI_Get_count(&st, MPI_INT, &count));
+    expect_int("probed count", count, n);
+    CHECK(MPI_Recv(rbuf, count, MPI_INT, st.MPI_SOURCE, 40, c->comm, &st));
+    CHECK(MPI_Get_count(&st, MPI_INT, &count));
+    count_recv(c, type_bytes(count, MPI_INT));
+    CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    wait_calls++;
+    outstanding -= 1;
+    check_fill("probed message", rbuf, n, 7000 + c->world_of[left]);
+}
+
+/* Once: a blocking receive into a buffer twice the message's size. */
+static void short_message(struct cc *c, int *sbuf, int *rbuf, int n)
+{
+    int me, right, left, count = 0;
+    MPI_Status st;
+    MPI_Request req;
+    CHECK(MPI_Comm_rank(c->comm, &me));
+    right = (me + 1) % c->size;
+    left = (me - 1 + c->size) % c->size;
+    fill(sbuf, n / 2, 8000 + c->world_of[me]);
+    CHECK(MPI_Isend(sbuf, n / 2, MPI_INT, right, 41, c->comm, &req));
+    count_send(c, right, type_bytes(n / 2, MPI_INT));
+    requests_started(1);
+    CHECK(MPI_Recv(rbuf, n, MPI_INT, left, 41, c->comm, &st));
+    CHECK(MPI_Get_count(&st, MPI_INT, &count));
+    expect_int("short message count", count, n / 2);
+    count_recv(c, type_bytes(count, MPI_INT));
+    CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    wait_calls++;
+    outstanding -= 1;
+    check_fill("short message", rbuf, n / 2, 8000 + c->world_of[left]);
+}
+
+/* Once: MPI_Test polling until the receive completes, then MPI_Wait on the
+ * send. */
+static void test_polling(struct cc *c, int *sbuf, int *rbuf, int n)
+{
+    int me, right, left, flag = 0;
+    MPI_Request rreq, sreq;
+    CHECK(MPI_Comm_rank(c->comm, &me));
+    right = (me + 1) % c->size;
+    left = (me - 1 + c->size) % c->size;
+    fill(sbuf, n, 9000 + c->world_of[me]);
+    CHECK(MPI_Irecv(rbuf, n, MPI_INT, left, 42, c->comm, &rreq));
+    count_recv(c, type_bytes(n, MPI_INT));
+    requests_started(1);
+    CHECK(MPI_Isend(sbuf, n, MPI_INT, right, 42, c->comm, &sreq));
+    count_send(c, right, type_bytes(n, MPI_INT));
+    requests_started(1);
+    while (!flag) {
+        CHECK(MPI_Test(&rreq, &flag, MPI_STATUS_IGNORE));
+        test_calls++;
+    }
+    outstanding -= 1;
+    CHECK(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    wait_calls++;
+    outstanding -= 1;
+    check_fill("polled message", rbuf, n, 9000 + c->world_of[left]);
+}
+
+static void collectives(struct cc *world, struct cc *dup, struct cc *split,
+                        int n, int it)
+{
+    double *in = malloc(sizeof(double) * (size_t)n);
+    double *out = malloc(sizeof(double) * (size_t)n);
+    int me_dup;
+    if (!in || !out)
+        die("malloc", MPI_ERR_NO_MEM);
+    for (int k = 0; k < n; k++)
+        in[k] = (double)(world_rank + k);
+
+    CHECK(MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, world->comm));
+    count_coll(world, K_ALLREDUCE, type_bytes(n, MPI_DOUBLE));
+    expect_int("allreduce world", (int)out[1],
+               world_size * (world_size - 1) / 2 + world_size);
+
+    CHECK(MPI_Allreduce(in, out, 1, MPI_DOUBLE, MPI_MAX, split->comm));
+    count_coll(split, K_ALLREDUCE, type_bytes(1, MPI_DOUBLE));
+    expect_int("allreduce split", (int)out[0],
+               split->world_of[split->size - 1]);
+
+    CHECK(MPI_Comm_rank(dup->comm, &me_dup));
+    int words[4] = {it, 1, 2, 3};
+    if (me_dup != 0)
+        words[0] = -1;
+    CHECK(MPI_Bcast(words, 4, MPI_INT, 0, dup->comm));
+    count_coll(dup, K_BCAST, me_dup == 0 ? type_bytes(4, MPI_INT) : 0);
+    expect_int("bcast", words[0], it);
+
+    CHECK(MPI_Barrier(world->comm));
+    count_coll(world, K_BARRIER, 0);
+    free(in);
+    free(out);
+}
+
+static void wait_for_file(const char *path)
+{
+    struct timespec start, now, pause = {0, 2 * 1000 * 1000};
+    char line[128];
+    int len = snprintf(line, sizeof line, "HOLD rank=%d pid=%ld\n", world_rank,
+                       (long)getpid());
+    if (write(STDOUT_FILENO, line, (size_t)len) != len)
+        die("write", MPI_ERR_OTHER);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (access(path, F_OK) != 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec > 120) {
+            fprintf(stderr, "ring: rank %d: %s did not appear in 120 s\n",
+                    world_rank, path);
+            failures++;
+            return;
+        }
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* Appends to out (capacity cap, used *at); output past cap is dropped. */
+__attribute__((format(printf, 4, 5))) static void
+put(char *out, size_t cap, size_t *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(out + *at, cap - *at, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *at = (size_t)k < cap - *at ? *at + (size_t)k : cap - 1;
+}
+
+static void put_list(char *out, size_t cap, size_t *at, const char *name,
+                     const long long *v, int n)
+{
+    put(out, cap, at, " %s=", name);
+    for (int i = 0; i < n; i++)
+        put(out, cap, at, i ? ",%lld" : "%lld", v[i]);
+}
+
+static void print_counted(struct cc *const *comms, int ncomms)
+{
+    size_t cap = 16384, at = 0;
+    char *out = malloc(cap);
+    if (!out)
+        die("malloc", MPI_ERR_NO_MEM);
+    out[0] = '\0';
+    for (int c = 0; c < ncomms; c++) {
+        const struct cc *x = comms[c];
+        put(out, cap, &at, "COUNTED rank=%d comm=%s size=%d members=",
+            world_rank, x->tag, x->size);
+        for (int i = 0; i < x->size; i++)
+            put(out, cap, &at, i ? ",%d" : "%d", x->world_of[i]);
+        put(out, cap, &at,
+            " send_calls=%lld send_bytes=%lld recv_calls=%lld recv_bytes=%lld",
+            x->send_calls, x->send_bytes, x->recv_calls, x->recv_bytes);
+        put_list(out, cap, &at, "coll_calls", x->coll_calls, NK);
+        put_list(out, cap, &at, "coll_bytes", x->coll_bytes, NK);
+        put(out, cap, &at, "\n");
+    }
+    put(out, cap, &at,
+        "COUNTED rank=%d comm=* wait_calls=%lld test_calls=%lld "
+        "probe_calls=%lld",
+        world_rank, wait_calls, test_calls, probe_calls);
+    put_list(out, cap, &at, "peer_send_msgs", peer_msgs, world_size);
+    put_list(out, cap, &at, "peer_send_bytes", peer_bytes, world_size);
+    put(out, cap, &at, " requests_max=%lld requests_outstanding=%lld\n",
+        outstanding_max, outstanding);
+    /* One write: the lines of a rank stay whole when mpiexec forwards them. */
+    if (write(STDOUT_FILENO, out, at) != (ssize_t)at)
+        die("write", MPI_ERR_OTHER);
+    free(out);
+}
+
+int main(int argc, char **argv)
+{
+    int iters = 10, n = 256, free_comms = 0;
+    const char *hold = NULL;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "-i") && a + 1 < argc)
+            iters = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "-n") && a + 1 < argc)
+            n = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--hold") && a + 1 < argc)
+            hold = argv[++a];
+        else if (!strcmp(argv[a], "--free-comms"))
+            free_comms = 1;
+        else {
+            fprintf(stderr,
+                    "usage: ring [-i ITERS] [-n COUNT] [--hold FILE] "
+                    "[--free-comms]\n");
+            return 2;
+        }
+    }
+    if (iters < 0 || n < 8) {
+        fprintf(stderr, "ring: need ITERS >= 0 and COUNT >= 8\n");
+        return 2;
+    }
+
+    MPI_Init(&argc, &argv);
+    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+    peer_msgs = calloc((size_t)world_size, sizeof(long long));
+    peer_bytes = calloc((size_t)world_size, sizeof(long long));
+    if (!peer_msgs || !peer_bytes)
+        die("calloc", MPI_ERR_NO_MEM);
+
+    MPI_Comm dup_comm, split_comm;
+    CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup_comm));
+    CHECK(MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank,
+                         &split_comm));
+    struct cc world, dup, split;
+    cc_init(&world, "world", MPI_COMM_WORLD);
+    cc_init(&dup, "dup", dup_comm);
+    cc_init(&split, "split", split_comm);
+
+    int *sbuf = malloc(sizeof(int) * (size_t)n);
+    int *rbuf = malloc(sizeof(int) * (size_t)n);
+    int h = n / 4 > 0 ? n / 4 : 1;
+    double *field = calloc((size_t)(n + 2 * h), sizeof(double));
+    if (!sbuf || !rbuf || !field)
+        die("malloc", MPI_ERR_NO_MEM);
+
+    struct persistent p;
+    persistent_init(&p, &world, n);
+    for (int it = 0; it < iters; it++) {
+        ring_sendrecv(&world, sbuf, rbuf, n, it);
+        ring_nonblocking(&world, sbuf, rbuf, n, it);
+        halo_exchange(&dup, field, n, h, it);
+        persistent_round(&p, &world, it);
+        ring_sendrecv(&split, sbuf, rbuf, n / 2, it);
+        collectives(&world, &dup, &split, n, it);
+    }
+    persistent_free(&p);
+    probe_then_recv(&world, sbuf, rbuf, n);
+    short_message(&world, sbuf, rbuf, n);
+    test_polling(&dup, sbuf, rbuf, n);
+
+    if (free_comms) {
+        CHECK(MPI_Comm_free(&dup_comm));
+        CHECK(MPI_Comm_free(&split_comm));
+    }
+    struct cc *comms[3] = {&world, &dup, &split};
+    print_counted(comms, free_comms ? 1 : 3);
+    if (hold)
+        wait_for_file(hold);
+
+    free(sbuf);
+    free(rbuf);
+    free(field);
+    if (failures)
+        fprintf(stderr, "ring: rank %d: %d wrong values\n", world_rank,
+                failures);
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# What the pvar interposer costs an MPI program: 8-byte ping-pong latency
+# (mpi/examples/pingpong.c) and message rate (mpi/examples/msgrate.c) on
+# 2 ranks, for each MPI library built in target/mpi/ (scripts/mpi-build.sh).
+#
+#   scripts/mpi-bench.sh            # JOBS=5 jobs per configuration
+#   JOBS=9 scripts/mpi-bench.sh
+#
+# Configurations, interleaved (every round runs each once, in a rotated
+# order, so that drift of the machine spreads over all of them):
+#   none          the program alone
+#   interposer    LD_PRELOAD=libpvar_mpi.so (updates on)
+#   compiled-out  LD_PRELOAD=libpvar_mpi_off.so (wrappers, no updates)
+# and, for Open MPI, the library's own instrumentation and MPI_T:
+#   mpit-session  no preload; the program starts a tool session with a
+#                 started handle on every Open MPI pvar it can bind
+#                 (--mpit-session; its psm2 MTL ones crash and are skipped)
+#   monitoring    no preload; Open MPI's monitoring components on
+#                 (OMPI_MCA_pml_monitoring_enable=1: Open MPI's own per-peer
+#                 message counting, the closest thing to the interposer)
+#   monitoring+session  both: the monitoring pvars are then started too
+# MPICH 4.0.2 as packaged exposes no pvars (0 from MPI_T_pvar_get_num), so
+# it has no library MPI_T session to measure.
+#
+# Each job prints the median of its repetitions; the table gives, per
+# configuration, the median over jobs (min and max in brackets) and the
+# ratio to `none`. Options: JOBS, PINGPONG_ARGS, MSGRATE_ARGS,
+# PVAR_MPI_BUILD (default target/mpi).
+
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+JOBS=${JOBS:-5}
+BUILD=${PVAR_MPI_BUILD:-target/mpi}
+PINGPONG_ARGS=${PINGPONG_ARGS:--i 20000 -w 2000 -r 5}
+MSGRATE_ARGS=${MSGRATE_ARGS:--w 64 -i 400 -r 5}
+JOB_TIMEOUT=${JOB_TIMEOUT:-120}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+results=$tmp/results.tsv
+: >"$results"
+
+flavours=()
+for f in mpich openmpi; do
+    d=$BUILD/$f
+    if [[ -f $d/libpvar_mpi.so && -f $d/libpvar_mpi_off.so && -x $d/pingpong &&
+        -x $d/msgrate ]] && command -v "mpiexec.$f" >/dev/null; then
+        flavours+=("$f")
+    else
+        echo "mpi-bench: no complete build for $f in $d (run scripts/mpi-build.sh); skipped" >&2
+    fi
+done
+if ((${#flavours[@]} == 0)); then
+    echo "mpi-bench: nothing to measure" >&2
+    exit 1
+fi
+
+configs_for() {
+    if [[ $1 == openmpi ]]; then
+        echo none interposer compiled-out mpit-session monitoring monitoring+session
+    else
+        echo none interposer compiled-out
+    fi
+}
+
+# run_job FLAVOUR CONFIG BENCH: one job; appends its median to $results.
+run_job() {
+    local f=$1 config=$2 bench=$3 d=$BUILD/$1
+    local lib="" session="" envs=() cmd=() args out value
+    d=$(cd "$d" && pwd)
+    case $config in
+    none) ;;
+    interposer) lib=$d/libpvar_mpi.so ;;
+    compiled-out) lib=$d/libpvar_mpi_off.so ;;
+    mpit-session) session=--mpit-session ;;
+    monitoring) envs+=(OMPI_MCA_pml_monitoring_enable=1) ;;
+    monitoring+session)
+        envs+=(OMPI_MCA_pml_monitoring_enable=1)
+        session=--mpit-session
+        ;;
+    esac
+    if [[ -n $lib ]]; then
+        envs+=("LD_PRELOAD=$lib" PVAR_MPI_REPORT=0)
+    fi
+    if [[ $bench == pingpong ]]; then args=$PINGPONG_ARGS; else args=$MSGRATE_ARGS; fi
+    if [[ $f == openmpi ]]; then
+        cmd=(mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2)
+        for e in "${envs[@]}"; do cmd+=(-x "$e"); done
+    else
+        cmd=(mpiexec.mpich -n 2)
+        for e in "${envs[@]}"; do cmd+=(-env "${e%%=*}" "${e#*=}"); done
+    fi
+    # shellcheck disable=SC2086 # the benchmark arguments are words
+    if ! out=$(timeout --kill-after=10 "$JOB_TIMEOUT" "${cmd[@]}" "$d/$bench" $args $session 2>&1); then
+        echo "mpi-bench: $f $config $bench failed:" >&2
+        echo "$out" | tail -20 >&2
+        exit 1
+    fi
+    value=$(echo "$out" | sed -n 's/^MEDIAN [a-z_]*=\([0-9.]*\).*/\1/p')
+    if [[ -z $value ]]; then
+        echo "mpi-bench: $f $config $bench printed no MEDIAN:" >&2
+        echo "$out" | tail -20 >&2
+        exit 1
+    fi
+    printf '%s\t%s\t%s\t%s\n' "$f" "$bench" "$config" "$value" >>"$results"
+    printf '  %-8s %-19s %-9s %s\n' "$f" "$config" "$bench" "$value" >&2
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "mpi-bench: $(nproc) CPUs, load $load_before, $JOBS jobs per configuration;" \
+    "pingpong $PINGPONG_ARGS; msgrate $MSGRATE_ARGS" >&2
+for ((j = 0; j < JOBS; j++)); do
+    echo "round $((j + 1))/$JOBS" >&2
+    for f in "${flavours[@]}"; do
+        read -r -a configs <<<"$(configs_for "$f")"
+        n=${#configs[@]}
+        for ((k = 0; k < n; k++)); do
+            config=${configs[$(((k + j) % n))]}
+            run_job "$f" "$config" pingpong
+            run_job "$f" "$config" msgrate
+        done
+    done
+done
+
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$results" "$JOBS" "$(nproc)" "$load_before" "$load_after" <<'EOF'
+import statistics, sys
+from collections import defaultdict
+
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+jobs = sys.argv[2]
+data = defaultdict(list)
+order = {}
+for f, bench, config, v in rows:
+    data[(f, bench, config)].append(float(v))
+    order.setdefault((f, bench), [])
+    if config not in order[(f, bench)]:
+        order[(f, bench)].append(config)
+
+names = {"mpich": "MPICH", "openmpi": "Open MPI"}
+print()
+print("| MPI | benchmark | configuration | median over %s jobs | [min, max] | vs none |" % jobs)
+print("|---|---|---|---:|---|---:|")
+for f in ("mpich", "openmpi"):
+    for bench, unit, fmt in (("pingpong", "µs one-way", "%.3f"), ("msgrate", "M msgs/s", "%.2f")):
+        configs = order.get((f, bench))
+        if not configs:
+            continue
+        scale = 1e-6 if bench == "msgrate" else 1.0
+        base = statistics.median(data[(f, bench, "none")])
+        for c in sorted(configs, key=lambda c: (c != "none", configs.index(c))):
+            xs = data[(f, bench, c)]
+            m = statistics.median(xs)
+            ratio = m / base if base else float("nan")
+            print("| %s | %s (%s) | %s | %s | [%s, %s] | %.3f |" % (
+                names[f], bench, unit, c, fmt % (m * scale),
+                fmt % (min(xs) * scale), fmt % (max(xs) * scale), ratio))
+print()
+print("vs none: latency ratio (above 1 = slower); message-rate ratio (below 1 = fewer messages/s).")
+print("%s CPUs; load average before %s, after %s (2 busy-polling ranks need 2 idle CPUs)." % (
+    sys.argv[3], sys.argv[4], sys.argv[5]))
+EOF

@@ -1,0 +1,525 @@
+//! The plain-text report: a header, the per-process variables, the
+//! per-communicator (bound) variables and the per-peer matrices, in
+//! aligned columns with grouped digits.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use super::aggregate::{ElementReport, Instance, JobReport, Stats, VarReport};
+use crate::export::snapshot::Number;
+use crate::vocabulary::kinds::PvarClass;
+
+/// How many PIDs the header lists before it says "and N more".
+const MAX_PIDS: usize = 16;
+
+pub(super) fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
+    header(report, out)?;
+    let shown = |v: &&VarReport| !v.peer_matrix;
+    let unbound: Vec<&VarReport> = report
+        .variables
+        .iter()
+        .filter(|v| v.instance == Instance::Process)
+        .filter(shown)
+        .collect();
+    let bound: Vec<&VarReport> = report
+        .variables
+        .iter()
+        .filter(|v| v.instance != Instance::Process)
+        .filter(shown)
+        .collect();
+    let include_zero = report.options.include_zero;
+
+    writeln!(out)?;
+    writeln!(
+        out,
+        "@--- Per-process variables (statistics over ranks) {}",
+        "-".repeat(28)
+    )?;
+    if unbound.is_empty() {
+        writeln!(out, "(none)")?;
+    } else {
+        let mut t = Table::new(&[
+            ("Variable", L),
+            ("Class", L),
+            ("Unit", L),
+            ("Total", R),
+            ("Min", R),
+            ("@rank", R),
+            ("Mean", R),
+            ("Max", R),
+            ("@rank", R),
+            ("Max/Mean", R),
+            ("Imb%", R),
+        ]);
+        for v in &unbound {
+            for e in visible_elements(v, include_zero) {
+                let mut row = vec![v.element_label(e.index), class_name(v.class).into()];
+                row.push(v.unit.unwrap_or("").into());
+                row.extend(stat_cells(v, e));
+                t.row(row);
+            }
+        }
+        t.write(out)?;
+    }
+
+    if !bound.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "@--- Per communicator / bound object (one row per object label) {}",
+            "-".repeat(14)
+        )?;
+        let mut t = Table::new(&[
+            ("Variable", L),
+            ("Object", L),
+            ("Class", L),
+            ("Ranks", R),
+            ("Total", R),
+            ("Min", R),
+            ("@rank", R),
+            ("Mean", R),
+            ("Max", R),
+            ("@rank", R),
+            ("Max/Mean", R),
+            ("Imb%", R),
+        ]);
+        for v in &bound {
+            for e in visible_elements(v, include_zero) {
+                let ranks = e.stats.as_ref().map_or(0, |s| s.ranks);
+                let mut row = vec![
+                    v.element_label(e.index),
+                    v.instance.label(),
+                    class_name(v.class).into(),
+                    group_digits(&ranks.to_string()),
+                ];
+                row.extend(stat_cells(v, e));
+                t.row(row);
+            }
+        }
+        t.write(out)?;
+    }
+
+    for v in report.matrices() {
+        writeln!(out)?;
+        matrix(report, v, out)?;
+    }
+    Ok(())
+}
+
+fn header(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
+    let n = report.ranks.len();
+    writeln!(out, "@ pvar cross-rank report ({})", super::JSON_SCHEMA)?;
+    writeln!(out, "@ Ranks          : {n}")?;
+    let programs = distinct(report.ranks.iter().map(|r| (r.program.as_str(), r.rank)));
+    let programs: Vec<String> = programs
+        .iter()
+        .map(|(p, ranks)| {
+            let p = if p.is_empty() { "?" } else { p };
+            format!("{p} (ranks {})", ranges(ranks))
+        })
+        .collect();
+    writeln!(out, "@ Programs       : {}", programs.join("; "))?;
+    let mut pids: Vec<String> = report
+        .ranks
+        .iter()
+        .take(MAX_PIDS)
+        .map(|r| format!("{}:{}", r.rank, r.pid))
+        .collect();
+    if n > MAX_PIDS {
+        pids.push(format!("… and {} more", n - MAX_PIDS));
+    }
+    writeln!(out, "@ PIDs (rank:pid): {}", pids.join(" "))?;
+    let engines = distinct(
+        report
+            .ranks
+            .iter()
+            .map(|r| (r.engine_version.as_str(), r.rank)),
+    );
+    let engines: Vec<String> = engines
+        .iter()
+        .map(|(v, ranks)| format!("pvar {v} (ranks {})", ranges(ranks)))
+        .collect();
+    writeln!(out, "@ Engine         : {}", engines.join("; "))?;
+    match report.wall_time() {
+        Some((longest, at)) => {
+            let shortest = report
+                .ranks
+                .iter()
+                .filter_map(|r| r.elapsed.map(|d| (d, r.rank)))
+                .min();
+            let mut line = format!("{} (longest, rank {at})", fmt_duration(longest));
+            if let Some((d, r)) = shortest {
+                line += &format!("; shortest {} (rank {r})", fmt_duration(d));
+            }
+            writeln!(out, "@ Wall time      : {line}")?;
+        }
+        None => writeln!(out, "@ Wall time      : unknown")?,
+    }
+    if let (Some(lo), Some(hi)) = (
+        report.ranks.iter().map(|r| r.unix_ns).min(),
+        report.ranks.iter().map(|r| r.unix_ns).max(),
+    ) {
+        writeln!(
+            out,
+            "@ Snapshots at   : {} (rank 0; spread over ranks {})",
+            utc(report.ranks[0].unix_ns),
+            fmt_duration(Duration::from_nanos(hi - lo))
+        )?;
+    }
+    let skipped = report.skipped_zero.len();
+    writeln!(
+        out,
+        "@ Variables      : {} reported{}",
+        report.variables.len(),
+        if skipped > 0 {
+            format!(", {skipped} zero on every rank left out")
+        } else {
+            String::new()
+        }
+    )?;
+    writeln!(
+        out,
+        "@ Total          : sum over ranks (COUNTER, AGGREGATE, TIMER, LEVEL, SIZE); \
+         watermarks: the job's mark"
+    )?;
+    writeln!(
+        out,
+        "@ Imbalance      : Max/Mean (1 = balanced) and Imb% = (max - mean) / max (0 = balanced)"
+    )
+}
+
+fn matrix(report: &JobReport, v: &VarReport, out: &mut impl Write) -> io::Result<()> {
+    let Some(rows) = v.matrix() else {
+        return Ok(());
+    };
+    let n = rows.len();
+    let on = match &v.instance {
+        Instance::Process => String::new(),
+        i => format!(" on {}", i.label()),
+    };
+    let unit = v.unit.map(|u| format!(", {u}")).unwrap_or_default();
+    writeln!(
+        out,
+        "@--- Per-peer matrix: {}{on} ({}{unit}; row = rank, column = peer) {}",
+        v.name,
+        class_name(v.class),
+        "-".repeat(8)
+    )?;
+    let row_total = |r: &Vec<Option<Number>>| total_of(r.iter().flatten().copied());
+    let col_total = |c: usize| total_of(rows.iter().filter_map(|r| r[c]));
+    if n > report.options.max_matrix_ranks {
+        writeln!(
+            out,
+            "({n} ranks: more than {} columns, per-rank totals only; the JSON has the matrix)",
+            report.options.max_matrix_ranks
+        )?;
+        let mut t = Table::new(&[("Rank", R), ("Row total", R), ("Column total", R)]);
+        for (r, row) in rows.iter().enumerate() {
+            t.row(vec![r.to_string(), row_total(row), col_total(r)]);
+        }
+        return t.write(out);
+    }
+    let mut cols: Vec<(String, Align)> = vec![("rank\\peer".into(), R)];
+    cols.extend((0..n).map(|c| (c.to_string(), R)));
+    cols.push(("Total".into(), R));
+    let mut t = Table {
+        headers: cols,
+        rows: Vec::new(),
+    };
+    for (r, row) in rows.iter().enumerate() {
+        let mut cells = vec![r.to_string()];
+        cells.extend(row.iter().map(|x| x.map_or("-".into(), fmt_number)));
+        cells.push(row_total(row));
+        t.row(cells);
+    }
+    let mut totals = vec!["Total".to_string()];
+    totals.extend((0..n).map(col_total));
+    totals.push(total_of(rows.iter().flatten().flatten().copied()));
+    t.row(totals);
+    t.write(out)
+}
+
+/// The elements worth a row: those with a value somewhere, and not zero
+/// on every rank (unless zeros are included).
+fn visible_elements(v: &VarReport, include_zero: bool) -> impl Iterator<Item = &ElementReport> {
+    v.elements.iter().filter(move |e| {
+        e.stats.is_some()
+            && (include_zero
+                || v.elements.len() == 1
+                || e.values
+                    .iter()
+                    .chain(e.marks.iter().flatten())
+                    .flatten()
+                    .any(|n| n.as_f64() != 0.0))
+    })
+}
+
+/// Total, min, @rank, mean, max, @rank, max/mean, imb%.
+fn stat_cells(v: &VarReport, e: &ElementReport) -> Vec<String> {
+    let Some(s) = &e.stats else {
+        return vec!["-".into(); 8];
+    };
+    let total = match (&s.total, &s.mark) {
+        (Some(t), _) => fmt_number(*t),
+        (None, Some((m, _))) => format!("mark {}", fmt_number(*m)),
+        _ => "-".into(),
+    };
+    vec![
+        total,
+        fmt_number(s.min),
+        s.min_rank.to_string(),
+        fmt_mean(v, s),
+        fmt_number(s.max),
+        s.max_rank.to_string(),
+        s.imbalance.map_or("-".into(), |x| format!("{x:.2}")),
+        s.imbalance_fraction
+            .map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
+    ]
+}
+
+fn fmt_mean(v: &VarReport, s: &Stats) -> String {
+    let integral = !matches!(s.min, Number::Double(_)) && v.class != PvarClass::Timer;
+    if integral && s.mean.fract() == 0.0 && s.mean.abs() < 1e15 {
+        group_digits(&format!("{}", s.mean as i64))
+    } else {
+        fmt_f64(s.mean)
+    }
+}
+
+fn total_of(nums: impl Iterator<Item = Number>) -> String {
+    let nums: Vec<Number> = nums.collect();
+    if nums.is_empty() {
+        return "-".into();
+    }
+    if nums.iter().any(|n| matches!(n, Number::Double(_))) {
+        return fmt_f64(nums.iter().map(|n| n.as_f64()).sum());
+    }
+    let s: i128 = nums
+        .iter()
+        .map(|n| match *n {
+            Number::Unsigned(u) => i128::from(u),
+            Number::Signed(i) => i128::from(i),
+            Number::Double(_) => 0,
+        })
+        .fold(0, |a, b| a.saturating_add(b));
+    group_digits(&s.to_string())
+}
+
+/// `MPI_T_PVAR_CLASS_COUNTER` → `COUNTER`.
+pub(super) fn class_name(c: PvarClass) -> &'static str {
+    let n = c.c_name();
+    n.strip_prefix("MPI_T_PVAR_CLASS_").unwrap_or(n)
+}
+
+/// A value for a person: integers with grouped digits, doubles with
+/// about four significant digits.
+pub(super) fn fmt_number(n: Number) -> String {
+    match n {
+        Number::Unsigned(u) => group_digits(&u.to_string()),
+        Number::Signed(i) => group_digits(&i.to_string()),
+        Number::Double(d) => fmt_f64(d),
+    }
+}
+
+/// A double with about four significant digits: grouped fixed-point from
+/// 10^-6 to 10^15, scientific outside, `0` for zero.
+pub(super) fn fmt_f64(d: f64) -> String {
+    if d == 0.0 {
+        return "0".into();
+    }
+    if !d.is_finite() {
+        return format!("{d}");
+    }
+    let a = d.abs();
+    if !(1e-6..1e15).contains(&a) {
+        return format!("{d:.3e}");
+    }
+    let decimals = (3 - a.log10().floor() as i32).clamp(0, 9) as usize;
+    let s = format!("{d:.decimals$}");
+    match s.split_once('.') {
+        Some((int, frac)) => format!("{}.{frac}", group_digits(int)),
+        None => group_digits(&s),
+    }
+}
+
+/// A duration in s, ms or µs with about four significant digits.
+pub(super) fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 {
+        format!("{} s", fmt_f64(s))
+    } else if s >= 1e-3 {
+        format!("{} ms", fmt_f64(s * 1e3))
+    } else {
+        format!("{} µs", fmt_f64(s * 1e6))
+    }
+}
+
+/// `-1234567` → `-1,234,567`.
+pub(super) fn group_digits(int: &str) -> String {
+    let (sign, digits) = match int.strip_prefix('-') {
+        Some(d) => ("-", d),
+        None => ("", int),
+    };
+    let mut out = String::with_capacity(int.len() + int.len() / 3);
+    out.push_str(sign);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `[0, 1, 2, 5, 7, 8]` → `0-2,5,7-8`.
+pub(super) fn ranges(ranks: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            ranks[i].to_string()
+        } else {
+            format!("{}-{}", ranks[i], ranks[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// The distinct keys with their ranks, in order of first appearance.
+fn distinct<'a>(items: impl Iterator<Item = (&'a str, usize)>) -> Vec<(&'a str, Vec<usize>)> {
+    let mut out: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (k, r) in items {
+        match out.iter_mut().find(|(o, _)| *o == k) {
+            Some((_, ranks)) => ranks.push(r),
+            None => out.push((k, vec![r])),
+        }
+    }
+    out
+}
+
+/// Nanoseconds since the Unix epoch as `YYYY-MM-DD hh:mm:ss UTC`.
+pub(super) fn utc(unix_ns: u64) -> String {
+    let secs = (unix_ns / 1_000_000_000) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a proleptic Gregorian date, by 400-year
+    // eras of 146 097 days counted from 0000-03-01.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[derive(Clone, Copy)]
+enum Align {
+    Left,
+    Right,
+}
+const L: Align = Align::Left;
+const R: Align = Align::Right;
+
+/// Columns sized to their widest cell, two spaces apart.
+struct Table {
+    headers: Vec<(String, Align)>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(cols: &[(&str, Align)]) -> Table {
+        Table {
+            headers: cols.iter().map(|(h, a)| (h.to_string(), *a)).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn write(&self, out: &mut impl Write) -> io::Result<()> {
+        let width = |i: usize| {
+            self.rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .chain(std::iter::once(&self.headers[i].0))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..self.headers.len()).map(width).collect();
+        let line = |cells: &mut dyn Iterator<Item = &String>| {
+            let mut s = String::new();
+            for (i, c) in cells.enumerate() {
+                let w = widths.get(i).copied().unwrap_or(0);
+                let pad = w.saturating_sub(c.chars().count());
+                if i > 0 {
+                    s.push_str("  ");
+                }
+                match self.headers.get(i).map_or(Align::Left, |h| h.1) {
+                    Align::Left => {
+                        s.push_str(c);
+                        s.push_str(&" ".repeat(pad));
+                    }
+                    Align::Right => {
+                        s.push_str(&" ".repeat(pad));
+                        s.push_str(c);
+                    }
+                }
+            }
+            s.trim_end().to_string()
+        };
+        writeln!(out, "{}", line(&mut self.headers.iter().map(|h| &h.0)))?;
+        for r in &self.rows {
+            writeln!(out, "{}", line(&mut r.iter()))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(group_digits("1234567"), "1,234,567");
+        assert_eq!(group_digits("-123"), "-123");
+        assert_eq!(group_digits("-1234"), "-1,234");
+        assert_eq!(fmt_f64(0.0012345), "0.001234");
+        assert_eq!(fmt_f64(12.3456), "12.35");
+        assert_eq!(fmt_f64(123456.7), "123,457");
+        assert_eq!(fmt_f64(2.991e-4), "0.0002991");
+        assert_eq!(fmt_f64(2.5e-7), "2.500e-7");
+        assert_eq!(fmt_number(Number::Unsigned(1_000_000)), "1,000,000");
+        assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(ranges(&[3]), "3");
+        assert_eq!(fmt_duration(Duration::from_millis(1500)), "1.500 s");
+        assert_eq!(fmt_duration(Duration::from_micros(12_345)), "12.35 ms");
+        assert_eq!(fmt_duration(Duration::from_nanos(49_940)), "49.94 µs");
+    }
+
+    #[test]
+    fn dates_are_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400 * 1_000_000_000), "2000-02-29 00:00:00 UTC");
+        assert_eq!(
+            utc(1_700_000_000 * 1_000_000_000),
+            "2023-11-14 22:13:20 UTC"
+        );
+    }
+}
