@@ -298,7 +298,15 @@ static inline void pvar_local_dec(uint64_t *cell) { pvar_local_add(cell, ~(uint6
  * A cache is keyed by the handle, so one call site may be used with
  * different variables (it refills when the handle changes). The handle
  * must stay live (not pvar_var_free'd) while any thread may update
- * through it, as for every update. A component using the macros may be a
+ * through it, as for every update. The key is the handle's address: once
+ * a handle is freed (pvar_var_free, pvar_bound_drop), a new one may get
+ * the same address, and a cache that last served the freed handle would
+ * then serve the new one from the freed variable's cells. So the macros
+ * are for variables that outlive their call sites; for variables freed
+ * and made again at run time (per-object instances) keep a pvar_site of
+ * your own next to the handle, call pvar_site_cell with it, and empty it
+ * (memset to 0) whenever its handle may have been freed, as the MPI
+ * interposer does (mpi/c/interpose.h). A component using the macros may be a
  * shared library loaded with dlopen and unloaded with dlclose: nothing
  * outside it points at its caches.
  *
