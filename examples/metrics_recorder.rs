@@ -77,7 +77,7 @@ fn main() {
         println!(
             "{:<34} {:<10} {:>16}  {}",
             info.name,
-            info.class.c_name().trim_start_matches("MPI_T_PVAR_CLASS_"),
+            info.class.short_name(),
             value,
             info.description
         );

@@ -141,7 +141,7 @@ fn collect(reg: &Registry) -> Listing {
             Some(PvarOut {
                 index: i,
                 name: p.name.clone(),
-                class: short(p.class.c_name(), "MPI_T_PVAR_CLASS_"),
+                class: p.class.short_name(),
                 datatype: p.datatype.c_name(),
                 count: match p.count {
                     ElementCount::Fixed(n) => Some(n),

@@ -338,18 +338,6 @@ impl JobReport {
         }
         best
     }
-
-    /// Writes the plain-text report (see the module documentation of
-    /// [`report`](super)).
-    pub fn write_text(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        super::text::write_text(self, out)
-    }
-
-    /// Writes the report as JSON of schema `pvar.report.v1` (see the
-    /// `docs/mpi.md` guide for the schema).
-    pub fn write_json(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        super::json::write_json(self, out)
-    }
 }
 
 /// COUNTER, AGGREGATE, TIMER, LEVEL, SIZE: the sum over ranks means
@@ -513,7 +501,7 @@ pub(super) fn compare(a: Number, b: Number) -> Ordering {
 /// The sum of `nums`: exact for integers (saturating at the type's
 /// bounds), `f64` as soon as one is a double. Also returns the sum as
 /// `f64` (from the exact integer sum).
-fn sum(nums: &[Number]) -> (Number, f64) {
+pub(super) fn sum(nums: &[Number]) -> (Number, f64) {
     if nums.iter().any(|n| matches!(n, Number::Double(_))) {
         let s: f64 = nums.iter().map(|n| n.as_f64()).sum();
         return (Number::Double(s), s);

@@ -6,10 +6,17 @@
 use std::io::{self, Write};
 
 use super::aggregate::{ElementReport, Instance, JobReport, RankInfo, VarReport};
-use super::text::class_name;
 use crate::export::snapshot::Number;
 
-pub(super) fn write_json(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
+impl JobReport {
+    /// Writes the report as JSON of schema `pvar.report.v1` (see the
+    /// `docs/mpi.md` guide for the schema).
+    pub fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
+        write_json(self, out)
+    }
+}
+
+fn write_json(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
     let mut w = Json(String::new());
     w.raw("{\n  \"schema\": ");
     w.str(super::JSON_SCHEMA);
@@ -101,7 +108,7 @@ fn variable(w: &mut Json, v: &VarReport) {
     w.raw("{\"name\": ");
     w.str(&v.name);
     w.raw(", \"class\": ");
-    w.str(class_name(v.class));
+    w.str(v.class.short_name());
     w.raw(", \"datatype\": ");
     w.str(v.datatype.c_name());
     w.raw(", \"unit\": ");

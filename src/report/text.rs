@@ -5,14 +5,50 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use super::aggregate::{ElementReport, Instance, JobReport, Stats, VarReport};
+use super::aggregate::{ElementReport, Instance, JobReport, Stats, VarReport, sum};
 use crate::export::snapshot::Number;
 use crate::vocabulary::kinds::PvarClass;
 
 /// How many PIDs the header lists before it says "and N more".
 const MAX_PIDS: usize = 16;
 
-pub(super) fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
+impl JobReport {
+    /// Writes the plain-text report (see the module documentation of
+    /// [`report`](super)). Control characters other than the line breaks
+    /// the report makes (names, labels and program names come from the
+    /// ranks' payloads) are written as `?`, so a report is safe to print
+    /// on a terminal.
+    pub fn write_text(&self, out: &mut impl Write) -> io::Result<()> {
+        write_text(self, &mut Printable(out))
+    }
+}
+
+/// A writer that turns every control byte but `\n` into `?`.
+struct Printable<'a, W: Write>(&'a mut W);
+
+impl<W: Write> Write for Printable<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !buf.iter().any(|&b| is_control(b)) {
+            return self.0.write(buf);
+        }
+        let clean: Vec<u8> = buf
+            .iter()
+            .map(|&b| if is_control(b) { b'?' } else { b })
+            .collect();
+        self.0.write_all(&clean)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+fn is_control(b: u8) -> bool {
+    (b < 0x20 && b != b'\n') || b == 0x7f
+}
+
+fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
     header(report, out)?;
     let shown = |v: &&VarReport| !v.peer_matrix;
     let unbound: Vec<&VarReport> = report
@@ -53,7 +89,7 @@ pub(super) fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result
         ]);
         for v in &unbound {
             for e in visible_elements(v, include_zero) {
-                let mut row = vec![v.element_label(e.index), class_name(v.class).into()];
+                let mut row = vec![v.element_label(e.index), v.class.short_name().into()];
                 row.push(v.unit.unwrap_or("").into());
                 row.extend(stat_cells(v, e));
                 t.row(row);
@@ -89,7 +125,7 @@ pub(super) fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result
                 let mut row = vec![
                     v.element_label(e.index),
                     v.instance.label(),
-                    class_name(v.class).into(),
+                    v.class.short_name().into(),
                     group_digits(&ranks.to_string()),
                 ];
                 row.extend(stat_cells(v, e));
@@ -202,7 +238,7 @@ fn matrix(report: &JobReport, v: &VarReport, out: &mut impl Write) -> io::Result
         out,
         "@--- Per-peer matrix: {}{on} ({}{unit}; row = rank, column = peer) {}",
         v.name,
-        class_name(v.class),
+        v.class.short_name(),
         "-".repeat(8)
     )?;
     let row_total = |r: &Vec<Option<Number>>| total_of(r.iter().flatten().copied());
@@ -291,24 +327,7 @@ fn total_of(nums: impl Iterator<Item = Number>) -> String {
     if nums.is_empty() {
         return "-".into();
     }
-    if nums.iter().any(|n| matches!(n, Number::Double(_))) {
-        return fmt_f64(nums.iter().map(|n| n.as_f64()).sum());
-    }
-    let s: i128 = nums
-        .iter()
-        .map(|n| match *n {
-            Number::Unsigned(u) => i128::from(u),
-            Number::Signed(i) => i128::from(i),
-            Number::Double(_) => 0,
-        })
-        .fold(0, |a, b| a.saturating_add(b));
-    group_digits(&s.to_string())
-}
-
-/// `MPI_T_PVAR_CLASS_COUNTER` → `COUNTER`.
-pub(super) fn class_name(c: PvarClass) -> &'static str {
-    let n = c.c_name();
-    n.strip_prefix("MPI_T_PVAR_CLASS_").unwrap_or(n)
+    fmt_number(sum(&nums).0)
 }
 
 /// A value for a person: integers with grouped digits, doubles with
@@ -521,5 +540,12 @@ mod tests {
             utc(1_700_000_000 * 1_000_000_000),
             "2023-11-14 22:13:20 UTC"
         );
+    }
+
+    #[test]
+    fn control_bytes_are_written_as_question_marks() {
+        let mut out = Vec::new();
+        write!(Printable(&mut out), "a\x1b[2Jb\tc\x7f\nd").unwrap();
+        assert_eq!(out, b"a?[2Jb?c?\nd");
     }
 }

@@ -32,6 +32,17 @@ abi_enum! {
 }
 
 impl PvarClass {
+    /// The class without the C constant's prefix: `COUNTER` for
+    /// `MPI_T_PVAR_CLASS_COUNTER`, as tables and reports show it.
+    ///
+    /// ```
+    /// assert_eq!(pvar::PvarClass::HighWatermark.short_name(), "HIGHWATERMARK");
+    /// ```
+    pub fn short_name(self) -> &'static str {
+        let n = self.c_name();
+        n.strip_prefix("MPI_T_PVAR_CLASS_").unwrap_or(n)
+    }
+
     /// COUNTER, AGGREGATE and TIMER: values accumulate with `+`, and a
     /// handle keeps `accum / offset` state.
     pub const fn is_sum(self) -> bool {

@@ -198,13 +198,7 @@ impl View {
             ),
         ];
         let name = |v: V| NAMES[v as usize].0;
-        let class = |v: V| {
-            NAMES[v as usize]
-                .1
-                .c_name()
-                .trim_start_matches("MPI_T_PVAR_CLASS_")
-                .to_string()
-        };
+        let class = |v: V| NAMES[v as usize].1.short_name().to_string();
         let mut row = |v: V, value: String, r: String| {
             l.push(format!(
                 "  {:<20} {:<13} {:>14}  {}",

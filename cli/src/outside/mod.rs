@@ -23,7 +23,6 @@ pub mod top;
 
 use std::time::Duration;
 
-use pvar::PvarClass;
 use pvar::export::region::{effective_uid, export_dir, process_start_time};
 use pvar::export::{Number, Region, RegionError, Snapshot, VarSnapshot};
 
@@ -124,12 +123,6 @@ pub fn list_regions() -> (std::path::PathBuf, Vec<(u32, std::path::PathBuf)>) {
 /// How old `snap` is, seconds (see `ProcessInfo::age`).
 pub fn age_s(snap: &Snapshot) -> f64 {
     snap.process.age().as_secs_f64()
-}
-
-/// `MPI_T_PVAR_CLASS_COUNTER` → `COUNTER`.
-pub fn class_name(c: PvarClass) -> &'static str {
-    let n = c.c_name();
-    n.strip_prefix("MPI_T_PVAR_CLASS_").unwrap_or(n)
 }
 
 /// `MPI_T_BIND_MPI_COMM` → `comm`, `MPI_T_BIND_NO_OBJECT` → `no_object`.

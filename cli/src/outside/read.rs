@@ -10,7 +10,7 @@ use serde::Serialize;
 use pvar::PvarClass;
 use pvar::export::{Number, Snapshot, VarSnapshot};
 
-use super::{Res, age_s, class_name, item_name, json, object_text};
+use super::{Res, age_s, item_name, json, object_text};
 
 /// Options of `pvar read`.
 #[derive(clap::Args)]
@@ -308,7 +308,7 @@ pub fn table(snap: &Snapshot) -> String {
                 out,
                 "  {:<name_w$}  {:<13}  {:<type_w$}  {}",
                 v.name,
-                class_name(v.class),
+                v.class.short_name(),
                 type_text(snap, v),
                 lines[0]
             );

@@ -89,6 +89,8 @@ pub unsafe extern "C" fn MPI_T_category_get_index(
 ) -> c_int {
     entry(|c| {
         need(c, cat_index)?;
+        // Not forwarded NULL: a library may read it unchecked.
+        need(c, name)?;
         let mut lib_rc = None;
         if let Some(f) = c.lib.and_then(|l| l.category_get_index) {
             let mut i = 0;
@@ -178,16 +180,19 @@ unsafe fn members(
             return Ok(());
         }
         need(c, indices)?;
+        // The side is asked for `k` entries, not `len`: if the category
+        // grew since `counts`, entries past `k` would be left in the side's
+        // numbering, unmapped.
         let lib = match side {
             Side::Lib(i) => {
                 let lib = c.lib_or(code::INVALID_INDEX)?;
-                // SAFETY: `indices` holds `len` ints (contract).
-                c.call(theirs(lib), |f| unsafe { f(i, to_int(len), indices) })?;
+                // SAFETY: `indices` holds `len >= k` ints (contract).
+                c.call(theirs(lib), |f| unsafe { f(i, to_int(k), indices) })?;
                 true
             }
             Side::Ours(i) => {
-                // SAFETY: `indices` holds `len` ints (contract).
-                c.ours(unsafe { mine(i, to_int(len), indices) })?;
+                // SAFETY: `indices` holds `len >= k` ints (contract).
+                c.ours(unsafe { mine(i, to_int(k), indices) })?;
                 false
             }
         };

@@ -9,7 +9,28 @@ use super::index::{self, Kind, Side};
 use super::{
     Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, put, tag, to_int, untag,
 };
-use crate::library::Handle;
+use crate::library::{Handle, LibraryAbi};
+
+/// The library's functions for a call on its control variable handle
+/// `h`: `MPI_T_CVAR_HANDLE_NULL` (NULL in MPICH and Open MPI) is refused
+/// here, as a library may dereference it unchecked.
+fn lib_handle(c: &Ctx, h: Handle) -> R<&'static LibraryAbi> {
+    let lib = c.lib_or(code::INVALID_HANDLE)?;
+    if h.is_null() {
+        return Err(c.e(code::INVALID_HANDLE));
+    }
+    Ok(lib)
+}
+
+/// The library's functions for a call on its enumeration `e`:
+/// `MPI_T_ENUM_NULL` (and NULL) is refused here.
+fn lib_enum(c: &Ctx, e: Handle) -> R<&'static LibraryAbi> {
+    let lib = c.lib_or(code::INVALID_HANDLE)?;
+    if e.is_null() || e as u64 == c.abi.enum_null {
+        return Err(c.e(code::INVALID_HANDLE));
+    }
+    Ok(lib)
+}
 
 /// `MPI_T_cvar_get_num`: the library's control variables and pvar's.
 ///
@@ -90,6 +111,8 @@ pub unsafe extern "C" fn MPI_T_cvar_get_index(
 ) -> c_int {
     entry(|c| {
         need(c, cvar_index)?;
+        // Not forwarded NULL: a library may read it unchecked.
+        need(c, name)?;
         let mut lib_rc = None;
         if let Some(f) = c.lib.and_then(|l| l.cvar_get_index) {
             let mut i = 0;
@@ -140,7 +163,8 @@ fn our_bind(c: &Ctx, i: c_int) -> R<c_int> {
 
 /// `MPI_T_cvar_handle_alloc`: the library's handle for its variables; a
 /// tagged pvar handle for pvar's (the bound object read as the library's
-/// handle type).
+/// handle type). On any error `*handle` is `MPI_T_CVAR_HANDLE_NULL` and
+/// `*count` 0 where usable.
 ///
 /// # Safety
 /// `obj_handle` NULL or the address of the object's handle; `handle` and
@@ -152,6 +176,11 @@ pub unsafe extern "C" fn MPI_T_cvar_handle_alloc(
     handle: *mut Handle,
     count: *mut c_int,
 ) -> c_int {
+    // SAFETY: NULL or valid (contract).
+    unsafe {
+        put(handle, null_mut());
+        put(count, 0);
+    }
     entry(|c| {
         need(c, handle)?;
         need(c, count)?;
@@ -173,7 +202,10 @@ pub unsafe extern "C" fn MPI_T_cvar_handle_alloc(
                         unsafe { f(&mut h) };
                     }
                     // SAFETY: valid by contract.
-                    unsafe { handle.write_unaligned(null_mut()) };
+                    unsafe {
+                        handle.write_unaligned(null_mut());
+                        count.write_unaligned(0);
+                    }
                     return Err(c.e(code::OUT_OF_HANDLES));
                 }
                 Ok(())
@@ -221,7 +253,7 @@ pub unsafe extern "C" fn MPI_T_cvar_handle_free(handle: *mut Handle) -> c_int {
             unsafe { handle.write_unaligned(null_mut()) };
             Ok(())
         } else {
-            let lib = c.lib_or(code::INVALID_HANDLE)?;
+            let lib = lib_handle(c, h)?;
             // SAFETY: the tool's pointer, passed through.
             c.call(lib.cvar_handle_free, |f| unsafe { f(handle) })
         }
@@ -240,7 +272,7 @@ pub unsafe extern "C" fn MPI_T_cvar_read(handle: Handle, buf: *mut c_void) -> c_
             // SAFETY: pvar validates the key; `buf` sized by contract.
             c.ours(unsafe { ours::PMPI_T_cvar_read(untag(handle), buf) })
         } else {
-            let lib = c.lib_or(code::INVALID_HANDLE)?;
+            let lib = lib_handle(c, handle)?;
             // SAFETY: the tool's arguments, passed through.
             c.call(lib.cvar_read, |f| unsafe { f(handle, buf) })
         }
@@ -259,7 +291,7 @@ pub unsafe extern "C" fn MPI_T_cvar_write(handle: Handle, buf: *const c_void) ->
             // SAFETY: pvar validates the key; `buf` sized by contract.
             c.ours(unsafe { ours::PMPI_T_cvar_write(untag(handle), buf) })
         } else {
-            let lib = c.lib_or(code::INVALID_HANDLE)?;
+            let lib = lib_handle(c, handle)?;
             // SAFETY: the tool's arguments, passed through.
             c.call(lib.cvar_write, |f| unsafe { f(handle, buf) })
         }
@@ -282,7 +314,7 @@ pub unsafe extern "C" fn MPI_T_enum_get_info(
             // SAFETY: pvar validates the enumeration; the tool's pointers.
             c.ours(unsafe { ours::PMPI_T_enum_get_info(untag(enumtype), num, name, name_len) })
         } else {
-            let lib = c.lib_or(code::INVALID_HANDLE)?;
+            let lib = lib_enum(c, enumtype)?;
             // SAFETY: the tool's arguments, passed through.
             c.call(lib.enum_get_info, |f| unsafe {
                 f(enumtype, num, name, name_len)
@@ -310,7 +342,7 @@ pub unsafe extern "C" fn MPI_T_enum_get_item(
                 ours::PMPI_T_enum_get_item(untag(enumtype), item_index, value, name, name_len)
             })
         } else {
-            let lib = c.lib_or(code::INVALID_HANDLE)?;
+            let lib = lib_enum(c, enumtype)?;
             // SAFETY: the tool's arguments, passed through.
             c.call(lib.enum_get_item, |f| unsafe {
                 f(enumtype, item_index, value, name, name_len)

@@ -21,6 +21,7 @@ use pvar::ffi::mpi_t as ours;
 
 use super::{
     Ctx, LIBRARY, R, code, datatype_out_at, entry, enum_out, info_null_out, need, object_arg, put,
+    to_int,
 };
 use crate::library::Handle;
 
@@ -154,17 +155,40 @@ pub unsafe extern "C" fn MPI_T_event_get_info(
             let n = unsafe { num_elements.read_unaligned() };
             usize::try_from(n).map_err(|_| c.e(code::INVALID))?
         };
-        let mut types: Vec<*mut c_void> = if array_of_datatypes.is_null() {
+        let mut types: Vec<*mut c_void> = if array_of_datatypes.is_null() || cap == 0 {
             Vec::new()
         } else {
-            vec![null_mut(); cap]
+            // The event type's element count first: the local array is
+            // bounded by it, not by the tool's (possibly huge) capacity.
+            let mut have: c_int = 0;
+            // SAFETY: only the count is requested (a capacity of 0: no
+            // array is written; NULL elsewhere: ignored).
+            c.ours(unsafe {
+                ours::PMPI_T_event_get_info(
+                    event_index,
+                    null_mut(),
+                    null_mut(),
+                    null_mut(),
+                    null_mut(),
+                    null_mut(),
+                    &mut have,
+                    null_mut(),
+                    null_mut(),
+                    null_mut(),
+                    null_mut(),
+                    null_mut(),
+                )
+            })?;
+            vec![null_mut(); cap.min(usize::try_from(have).unwrap_or(0))]
         };
         let types_ptr = if types.is_empty() {
             null_mut()
         } else {
             types.as_mut_ptr()
         };
-        let mut n = to_c(cap);
+        // The capacity pvar sees: never more than the local array holds
+        // (nor than the tool's arrays, `cap`).
+        let mut n = to_int(if types.is_empty() { cap } else { types.len() });
         let n_ptr: *mut c_int = if num_elements.is_null() {
             null_mut()
         } else {
@@ -172,7 +196,8 @@ pub unsafe extern "C" fn MPI_T_event_get_info(
         };
         let (mut v, mut e, mut b) = (0, null_mut(), 0);
         // SAFETY: the tool's strings and displacements (NULL or valid for
-        // `cap` entries), local arrays and OUT values.
+        // `cap >= n` entries), the local array (`n` entries when passed)
+        // and OUT values.
         c.ours(unsafe {
             ours::PMPI_T_event_get_info(
                 event_index,
@@ -204,10 +229,6 @@ pub unsafe extern "C" fn MPI_T_event_get_info(
         }
         Ok(())
     })
-}
-
-fn to_c(n: usize) -> c_int {
-    c_int::try_from(n).unwrap_or(c_int::MAX)
 }
 
 /// `MPI_T_event_get_index`.
@@ -577,32 +598,37 @@ pub unsafe extern "C" fn MPI_T_event_handle_free(
 ) -> c_int {
     let r = entry(|c| {
         let key = event_registration as u64;
-        with_regs(|regs| {
-            let ctx = Box::into_raw(Box::new(FreeCtx {
-                next: null_mut(),
-                f: free_cb_function,
-                user_data,
-                state: regs.remove(&key),
-            }));
-            // SAFETY: pvar validates the key; `ctx` is released by
-            // `free_trampoline` (through `reap`) once pvar calls it.
-            let rc = unsafe {
-                ours::PMPI_T_event_handle_free(
-                    event_registration,
-                    ctx.cast(),
-                    Some(free_trampoline),
-                )
-            };
-            if rc != 0 {
-                // Not freed: pvar keeps no reference to `ctx`.
-                // SAFETY: made by `Box::into_raw` above, not shared.
-                let mut ctx = unsafe { Box::from_raw(ctx) };
-                if let Some(state) = ctx.state.take() {
-                    regs.insert(key, state);
-                }
+        let ctx = Box::into_raw(Box::new(FreeCtx {
+            next: null_mut(),
+            f: free_cb_function,
+            user_data,
+            state: with_regs(|regs| regs.remove(&key)),
+        }));
+        // Not under `REGS`: pvar runs the free callback (the tool's) in
+        // this call when no callback of the registration runs, and the
+        // tool's callback may call `MPI_T_event_*` functions that take it.
+        // SAFETY: pvar validates the key; `ctx` is released by
+        // `free_trampoline` (through `reap`) once pvar calls it.
+        let rc = unsafe {
+            ours::PMPI_T_event_handle_free(event_registration, ctx.cast(), Some(free_trampoline))
+        };
+        if rc != 0 {
+            // Not freed: pvar keeps no reference to `ctx`.
+            // SAFETY: made by `Box::into_raw` above, not shared.
+            let mut ctx = unsafe { Box::from_raw(ctx) };
+            if let Some(state) = ctx.state.take() {
+                with_regs(|regs| match regs.entry(key) {
+                    // A callback registered meanwhile: keep both contexts.
+                    std::collections::hash_map::Entry::Occupied(mut e) => {
+                        e.get_mut().callbacks.extend(state.callbacks);
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(state);
+                    }
+                });
             }
-            c.ours(rc)
-        })
+        }
+        c.ours(rc)
     });
     reap();
     r

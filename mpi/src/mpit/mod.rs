@@ -40,7 +40,10 @@
 //! and is compared for before any tag test): pvar handles, cvar handles
 //! and enumerations. A handle without the tag goes to the library, one
 //! with it to pvar's engine, which validates it (a stale or made-up value
-//! is an error code there, never a dereference).
+//! is an error code there, never a dereference). NULL handles
+//! (`MPI_T_PVAR_HANDLE_NULL`, `MPI_T_CVAR_HANDLE_NULL`, `MPI_T_ENUM_NULL`
+//! in MPICH and Open MPI) and NULL names are refused before the library
+//! sees them; any other untagged value is the library's to validate.
 //!
 //! A merged `MPI_T_pvar_session` is a key of a slot table (module `session`),
 //! holding the library's session and pvar's: nothing is dereferenced

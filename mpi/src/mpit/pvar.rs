@@ -104,6 +104,8 @@ pub unsafe extern "C" fn MPI_T_pvar_get_index(
 ) -> c_int {
     entry(|c| {
         need(c, pvar_index)?;
+        // Not forwarded NULL: a library may read it unchecked.
+        need(c, name)?;
         let mut lib_rc = None;
         if let Some(f) = c.lib.and_then(|l| l.pvar_get_index) {
             let mut i = 0;
@@ -217,14 +219,18 @@ fn sessions(c: &Ctx, s: Handle) -> R<(Handle, Handle)> {
     Ok((lib as Handle, ours as usize as Handle))
 }
 
-/// The library's functions and its session for a call on one of its
-/// handles.
+/// The library's functions for a call on one of its handles, `handle`,
+/// in its session `lib_s`. `MPI_T_PVAR_HANDLE_NULL` (NULL in MPICH and
+/// Open MPI) is refused here: a library may dereference it unchecked.
 #[inline]
-fn lib_side(c: &Ctx, lib_s: Handle) -> R<&'static LibraryAbi> {
+fn lib_side(c: &Ctx, lib_s: Handle, handle: Handle) -> R<&'static LibraryAbi> {
     let lib = c.lib_or(code::INVALID_HANDLE)?;
     if lib_s.is_null() {
         // A session created while the library's MPI_T was not in use.
         return Err(c.e(code::INVALID_SESSION));
+    }
+    if handle.is_null() {
+        return Err(c.e(code::INVALID_HANDLE));
     }
     Ok(lib)
 }
@@ -351,7 +357,7 @@ pub unsafe extern "C" fn MPI_T_pvar_handle_free(session: Handle, handle: *mut Ha
             unsafe { handle.write_unaligned(null_mut()) };
             Ok(())
         } else {
-            let lib = lib_side(c, lib_s)?;
+            let lib = lib_side(c, lib_s, h)?;
             // SAFETY: the tool's handle pointer, passed through.
             c.call(lib.pvar_handle_free, |f| unsafe { f(lib_s, handle) })
         }
@@ -386,10 +392,15 @@ fn each(
             return lib_r.and(our_r);
         }
         if is_ours(handle) {
+            let raw = untag(handle);
+            if raw as usize == 1 {
+                // Not a handle pvar gives out: pvar's own ALL_HANDLES.
+                return Err(c.e(code::INVALID_HANDLE));
+            }
             // SAFETY: pvar validates the session and handle keys.
-            c.ours(unsafe { mine(our_s, untag(handle)) })
+            c.ours(unsafe { mine(our_s, raw) })
         } else {
-            let lib = lib_side(c, lib_s)?;
+            let lib = lib_side(c, lib_s, handle)?;
             // SAFETY: the tool's library handle, passed through.
             c.call(theirs(lib), |f| unsafe { f(lib_s, handle) })
         }
@@ -443,7 +454,7 @@ fn read_with(
             // get_info and handle_alloc (contract).
             c.ours(unsafe { mine(our_s, untag(handle), buf) })
         } else {
-            let lib = lib_side(c, lib_s)?;
+            let lib = lib_side(c, lib_s, handle)?;
             // SAFETY: the tool's arguments, passed through.
             c.call(theirs(lib), |f| unsafe { f(lib_s, handle, buf) })
         }
@@ -505,7 +516,7 @@ pub unsafe extern "C" fn MPI_T_pvar_write(
             // SAFETY: pvar validates the keys; `buf` is sized by contract.
             c.ours(unsafe { ours::PMPI_T_pvar_write(our_s, untag(handle), buf) })
         } else {
-            let lib = lib_side(c, lib_s)?;
+            let lib = lib_side(c, lib_s, handle)?;
             // SAFETY: the tool's arguments, passed through.
             c.call(lib.pvar_write, |f| unsafe { f(lib_s, handle, buf) })
         }

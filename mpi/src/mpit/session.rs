@@ -7,7 +7,7 @@
 //! garbage) names no live slot. Nothing is dereferenced through a key.
 //!
 //! [`get`] is lock-free and allocation-free (three atomic loads and a
-//! re-check), for the access calls; [`insert`] and [`remove`] serialise on
+//! re-check, seqlock-style), for the access calls; [`insert`] and [`remove`] serialise on
 //! a mutex.
 
 use std::sync::Mutex;
@@ -62,8 +62,12 @@ pub(crate) fn insert(lib: usize, ours: u64) -> Option<u64> {
         .position(|s| s.state.load(Ordering::Relaxed) & LIVE == 0)?;
     let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
     let s = &TABLE[slot];
-    s.lib.store(lib, Ordering::Relaxed);
-    s.ours.store(ours, Ordering::Relaxed);
+    // Release (also on the two sessions): a reader in `get` that sees a
+    // new session also sees the earlier store that made the slot not
+    // live, so its re-check fails (a seqlock's writer; Relaxed stores
+    // could become visible before that store on a weakly ordered CPU).
+    s.lib.store(lib, Ordering::Release);
+    s.ours.store(ours, Ordering::Release);
     // Release: a reader that sees the new state sees the two sessions.
     s.state.store(generation << 1 | LIVE, Ordering::Release);
     Some(TAG | generation << SLOT_BITS | slot as u64)
@@ -79,9 +83,11 @@ pub(crate) fn get(key: u64) -> Option<(usize, u64)> {
     if s.state.load(Ordering::Acquire) != want {
         return None;
     }
+    // Acquire: the re-check below cannot be satisfied before these loads,
+    // and a session of a later occupant brings the free with it.
     let pair = (
-        s.lib.load(Ordering::Relaxed),
-        s.ours.load(Ordering::Relaxed),
+        s.lib.load(Ordering::Acquire),
+        s.ours.load(Ordering::Acquire),
     );
     // A free and a new insert in between would have changed the state:
     // check again so that the pair belongs to this key.

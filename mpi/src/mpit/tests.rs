@@ -408,6 +408,7 @@ fn pvar_name(i: c_int) -> String {
 #[test]
 fn merged_mpit_over_a_fake_library() {
     use super::category::*;
+    use super::cvar::*;
     use super::init::*;
     use super::pvar::*;
     use ::pvar::{BindKind, process};
@@ -595,6 +596,37 @@ fn merged_mpit_over_a_fake_library() {
         err(1009),
         "the library's own session is not a merged one"
     );
+    // NULL handles and names are refused before the library sees them; a
+    // tagged 1 is not pvar's ALL_HANDLES.
+    assert_eq!(
+        // SAFETY: test buffers and OUT pointers, valid for the call.
+        unsafe { MPI_T_pvar_read(s, null_mut(), (&mut v as *mut c_int).cast()) },
+        err(1010)
+    );
+    // SAFETY: values only.
+    assert_eq!(unsafe { MPI_T_pvar_start(s, null_mut()) }, err(1010));
+    // SAFETY: values only.
+    let rc = unsafe { MPI_T_pvar_reset(s, (TAG | 1) as usize as Handle) };
+    assert_eq!(rc, err(1010));
+    let mut null_h: Handle = null_mut();
+    // SAFETY: a valid pointer to a NULL handle.
+    assert_eq!(unsafe { MPI_T_pvar_handle_free(s, &mut null_h) }, err(1010));
+    let mut k = -1;
+    // SAFETY: a NULL name, a valid OUT pointer.
+    let rc = unsafe { MPI_T_pvar_get_index(core::ptr::null(), CLASS0 + 6, &mut k) };
+    assert_eq!(rc, err(1006));
+    // SAFETY: a NULL name, a valid OUT pointer.
+    let rc = unsafe { MPI_T_cvar_get_index(core::ptr::null(), &mut k) };
+    assert_eq!(rc, err(1006));
+    // SAFETY: a NULL name, a valid OUT pointer.
+    let rc = unsafe { MPI_T_category_get_index(core::ptr::null(), &mut k) };
+    assert_eq!(rc, err(1006));
+    // SAFETY: values and a valid buffer.
+    let rc = unsafe { MPI_T_cvar_read(null_mut(), (&mut w as *mut u64).cast()) };
+    assert_eq!(rc, err(1010));
+    // SAFETY: NULL OUT pointers are ignored.
+    let rc = unsafe { MPI_T_enum_get_info(null_mut(), null_mut(), null_mut(), null_mut()) };
+    assert_eq!(rc, err(1010));
     // SAFETY: valid arguments.
     assert_eq!(unsafe { MPI_T_pvar_handle_free(s, &mut ho) }, SUCCESS);
     assert!(ho.is_null());
@@ -668,6 +700,8 @@ fn merged_mpit_over_a_fake_library() {
     assert_eq!(unsafe { MPI_T_category_changed(&mut stamp2) }, SUCCESS);
     assert_eq!(stamp2, stamp + 1, "moves with the library's stamp");
 
+    events_section();
+
     // Nested init; the last finalize finalizes the library once per init.
     // SAFETY: valid OUT pointer.
     assert_eq!(unsafe { MPI_T_init_thread(0, &mut provided) }, SUCCESS);
@@ -678,4 +712,84 @@ fn merged_mpit_over_a_fake_library() {
     assert_eq!(MPI_T_finalize(), err(1003));
     // SAFETY: a valid OUT pointer.
     assert_eq!(unsafe { MPI_T_pvar_get_num(&mut n) }, err(1003));
+}
+
+/// A second registration, freed by the first one's free callback.
+static SECOND: AtomicUsize = AtomicUsize::new(0);
+static FREED: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn free_second(_: *mut c_void, _: c_int, _: *mut c_void) {
+    let r = SECOND.load(Ordering::SeqCst) as *mut c_void;
+    // A tool calling MPI_T from its free callback, which pvar runs inside
+    // MPI_T_event_handle_free: must not deadlock on the registrations.
+    // SAFETY: a valid registration, no callback.
+    let rc = unsafe { super::events::MPI_T_event_handle_free(r, null_mut(), None) };
+    assert_eq!(rc, SUCCESS);
+    FREED.fetch_add(1, Ordering::SeqCst);
+}
+
+unsafe extern "C" fn on_event(_: *mut c_void, _: *mut c_void, _: c_int, _: *mut c_void) {}
+
+/// Events: a huge capacity in `event_get_info` is not allocated, and a
+/// free callback may call MPI_T.
+fn events_section() {
+    use super::events::*;
+    let reg = ::pvar::process::global();
+    let _ev = reg
+        .event::<(u64, i32)>("pvar_mpit_test_event")
+        .register()
+        .unwrap();
+    let mut i = -1;
+    // SAFETY: a C string and a valid OUT pointer.
+    let rc = unsafe { MPI_T_event_get_index(c"pvar_mpit_test_event".as_ptr(), &mut i) };
+    assert_eq!(rc, SUCCESS);
+    // The tool claims room for i32::MAX elements: answered from the two.
+    let mut n = c_int::MAX;
+    let mut types = [0u32; 2];
+    let mut displs = [0isize; 2];
+    // SAFETY: arrays that hold the event's two elements (all the merged
+    // layer may write); NULL elsewhere.
+    let rc = unsafe {
+        MPI_T_event_get_info(
+            i,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            types.as_mut_ptr().cast(),
+            displs.as_mut_ptr(),
+            &mut n,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert_eq!((rc, n), (SUCCESS, 2));
+    assert_eq!(types, [DT_ULL as u32, DT_INT as u32]);
+
+    let (mut first, mut second) = (null_mut(), null_mut());
+    // SAFETY: unbound event; valid OUT pointers.
+    unsafe {
+        assert_eq!(
+            MPI_T_event_handle_alloc(i, null_mut(), null_mut(), &mut first),
+            SUCCESS
+        );
+        assert_eq!(
+            MPI_T_event_handle_alloc(i, null_mut(), null_mut(), &mut second),
+            SUCCESS
+        );
+        assert_eq!(
+            MPI_T_event_register_callback(first, 0, null_mut(), null_mut(), Some(on_event)),
+            SUCCESS
+        );
+    }
+    SECOND.store(second as usize, Ordering::SeqCst);
+    // SAFETY: a live registration and a valid free callback.
+    let rc = unsafe { MPI_T_event_handle_free(first, null_mut(), Some(free_second)) };
+    assert_eq!(rc, SUCCESS);
+    assert_eq!(FREED.load(Ordering::SeqCst), 1, "ran inside the free");
+    // SAFETY: values only; freed by the callback.
+    let rc = unsafe { MPI_T_event_handle_free(second, null_mut(), None) };
+    assert_ne!(rc, SUCCESS);
 }

@@ -10,7 +10,7 @@ use pvar::export::{Number, Snapshot, VarSnapshot};
 
 use super::model::{Entry, History, Instance, Settings, scale, summary, summary_label};
 use crate::format::{group, group_signed};
-use crate::outside::{age_s, class_name, item_name, number_text, object_text, short_float};
+use crate::outside::{age_s, item_name, number_text, object_text, short_float};
 
 /// Arrays up to this many elements get a sub-row per element.
 pub const ELEMENT_ROWS: usize = 8;
@@ -129,7 +129,7 @@ fn element_lines(snap: &Snapshot, inst: &Instance<'_>, depth: usize, out: &mut V
 /// The lines of one variable.
 fn entry_lines(snap: &Snapshot, e: &Entry<'_>, out: &mut Vec<Line>) {
     let v = e.var;
-    let class = class_name(v.class);
+    let class = v.class.short_name();
     let has_values = e.instances.iter().any(|i| !i.v.values.is_empty());
     let mark_of = |x: Option<f64>| opt(x, |m| value_text(v, m * scale(v)));
     if !has_values {
