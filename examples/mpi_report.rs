@@ -122,11 +122,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     half_calls.inc();
     assert_eq!(sum, ROUNDS as u64 * size as u64);
 
-    // Labels name the communicators alike on every rank.
-    let members: Vec<i32> = (0..size).filter(|r| r % 2 == rank % 2).collect();
+    // Labels name the communicators alike on every rank, as the interposer
+    // does: `comm[<world ranks>]`, runs of consecutive ranks as `a-b` — of
+    // which a half (every other rank) has none.
+    let members: Vec<String> = (0..size)
+        .filter(|r| r % 2 == rank % 2)
+        .map(|r| r.to_string())
+        .collect();
     let labels = vec![
         (WORLD, "MPI_COMM_WORLD".to_string()),
-        (HALF, format!("comm[{}]", ranges(&members))),
+        (HALF, format!("comm[{}]", members.join(","))),
     ];
     let report = pvar::report::mpi::gather_with(
         &mut collector,
@@ -145,23 +150,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
-}
-
-/// `[0, 2, 4]` → `0,2,4`; `[0, 1, 2, 3]` → `0-3`.
-fn ranges(ranks: &[i32]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < ranks.len() {
-        let mut j = i;
-        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j {
-            ranks[i].to_string()
-        } else {
-            format!("{}-{}", ranks[i], ranks[j])
-        });
-        i = j + 1;
-    }
-    parts.join(",")
 }

@@ -41,80 +41,49 @@
  *   LIVE_DONE rank=<r> ok=<n> fail=<n>
  * Exit status 1 when a check failed.
  */
-#include <mpi.h>
+#define EXAMPLE_NAME "live_tool"
+#define EXAMPLE_OWN_DIE /* failures are LIVE_FAIL lines on stdout */
+#include "example_common.h"
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
-static int world_rank, world_size;
 static int oks, fails;
 static const char *skip_prefix[16];
 static int nskip;
 
+/* Prints "<tag> rank=<r> <message>". */
+__attribute__((format(printf, 2, 0))) static void
+report(const char *tag, const char *fmt, va_list ap)
+{
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    printf("%s rank=%d %s\n", tag, world_rank, line);
+}
+
 __attribute__((format(printf, 1, 2))) static void ok(const char *fmt, ...)
 {
     va_list ap;
-    char line[1024];
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    report("LIVE_OK", fmt, ap);
     va_end(ap);
-    printf("LIVE_OK rank=%d %s\n", world_rank, line);
     oks++;
 }
 
 __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 {
     va_list ap;
-    char line[1024];
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    report("LIVE_FAIL", fmt, ap);
     va_end(ap);
-    printf("LIVE_FAIL rank=%d %s\n", world_rank, line);
     fails++;
 }
 
 static void die(const char *what, int err)
 {
     char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    msg[0] = '\0';
-    MPI_Error_string(err, msg, &len);
+    mpi_error_text(err, msg);
     printf("LIVE_FAIL rank=%d %s failed: %d %s\n", world_rank, what, err, msg);
     fflush(stdout);
     MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
-#define CHECK(call)                                                          \
-    do {                                                                     \
-        int err_ = (call);                                                   \
-        if (err_ != MPI_SUCCESS)                                             \
-            die(#call, err_);                                                \
-    } while (0)
-
-static int is_ours(const char *name)
-{
-    return strncasecmp(name, "pvar_", 5) == 0;
-}
-
-/* Everything MPI_T_pvar_get_info says about variable i. */
-struct pinfo {
-    char name[256];
-    int verbosity, var_class, bind, readonly, continuous, atomic;
-    MPI_Datatype dt;
-};
-
-static int pvar_info(int i, struct pinfo *p)
-{
-    char desc[2048];
-    int name_len = sizeof p->name, desc_len = sizeof desc;
-    MPI_T_enum et;
-    return MPI_T_pvar_get_info(i, p->name, &name_len, &p->verbosity,
-                               &p->var_class, &p->dt, &et, desc, &desc_len,
-                               &p->bind, &p->readonly, &p->continuous,
-                               &p->atomic);
 }
 
 static int cvar_name(int i, char *name, int cap, int *bind, MPI_Datatype *dt,
@@ -135,11 +104,17 @@ static int category_name(int i, char *name, int cap)
                                    &np, &ns);
 }
 
-/* Open MPI leaves holes in its index spaces: the variables of components
- * it closed at MPI_Init answer get_info with MPI_T_ERR_INVALID. */
-static int is_hole(int err)
+/* Whether get_info of variable (or category) i of a kind succeeded (err);
+ * if not, counts a hole or reports a failure. */
+static int info_ok(int err, const char *kind, int i, int *holes)
 {
-    return err == MPI_T_ERR_INVALID || err == MPI_T_ERR_INVALID_INDEX;
+    if (err == MPI_SUCCESS)
+        return 1;
+    if (mpit_inactive(err))
+        ++*holes;
+    else
+        fail("%s_get_info index=%d err=%d", kind, i, err);
+    return 0;
 }
 
 /* MPI_T's view of the variables: counts, holes, ours among them, a
@@ -147,19 +122,14 @@ static int is_hole(int err)
 static void counts(FILE *list)
 {
     int np = 0, nc = 0, ncat = 0, op = 0, oc = 0, ocat = 0;
-    int hp = 0, hc = 0, hcat = 0, err;
+    int hp = 0, hc = 0, hcat = 0;
     CHECK(MPI_T_pvar_get_num(&np));
     CHECK(MPI_T_cvar_get_num(&nc));
     CHECK(MPI_T_category_get_num(&ncat));
     for (int i = 0; i < np; i++) {
-        struct pinfo p;
-        if ((err = pvar_info(i, &p)) != MPI_SUCCESS) {
-            if (is_hole(err))
-                hp++;
-            else
-                fail("pvar_get_info index=%d err=%d", i, err);
+        struct pvar_info p;
+        if (!info_ok(pvar_info(i, &p), "pvar", i, &hp))
             continue;
-        }
         op += is_ours(p.name);
         if (list)
             fprintf(list, "PVAR %d %s bind=%d class=%d continuous=%d\n", i,
@@ -169,27 +139,18 @@ static void counts(FILE *list)
         char name[256];
         int bind, scope;
         MPI_Datatype dt;
-        if ((err = cvar_name(i, name, sizeof name, &bind, &dt, &scope)) !=
-            MPI_SUCCESS) {
-            if (is_hole(err))
-                hc++;
-            else
-                fail("cvar_get_info index=%d err=%d", i, err);
+        if (!info_ok(cvar_name(i, name, sizeof name, &bind, &dt, &scope),
+                     "cvar", i, &hc))
             continue;
-        }
         oc += is_ours(name);
         if (list)
             fprintf(list, "CVAR %d %s\n", i, name);
     }
     for (int i = 0; i < ncat; i++) {
         char name[256];
-        if ((err = category_name(i, name, sizeof name)) != MPI_SUCCESS) {
-            if (is_hole(err))
-                hcat++;
-            else
-                fail("category_get_info index=%d err=%d", i, err);
+        if (!info_ok(category_name(i, name, sizeof name), "category", i,
+                     &hcat))
             continue;
-        }
         ocat += is_ours(name);
         if (list)
             fprintf(list, "CATEGORY %d %s\n", i, name);
@@ -242,7 +203,7 @@ static void library_lookup(void)
 
     found = 0;
     for (int i = 0; i < np && !found; i++) {
-        struct pinfo p;
+        struct pvar_info p;
         int idx = -1;
         if (pvar_info(i, &p) != MPI_SUCCESS || is_ours(p.name))
             continue;
@@ -266,6 +227,15 @@ static int skipped_by_prefix(const char *name)
     return 0;
 }
 
+/* A SWEEP_FAIL line: step of the sweep failed on variable name. */
+static void sweep_fail(const char *name, const char *step, int err,
+                       int *nfailed)
+{
+    printf("SWEEP_FAIL rank=%d name=%s step=%s err=%d\n", world_rank, name,
+           step, err);
+    ++*nfailed;
+}
+
 /* Reads every pvar once. */
 static void sweep(void)
 {
@@ -275,12 +245,11 @@ static void sweep(void)
     CHECK(MPI_T_pvar_get_num(&np));
     CHECK(MPI_T_pvar_session_create(&s));
     for (int i = 0; i < np; i++) {
-        struct pinfo p;
+        struct pvar_info p;
         MPI_T_pvar_handle h;
-        int count = 0, size = 0, err;
-        void *obj = NULL;
+        int count = 0, size = 0, err, skip;
         if ((err = pvar_info(i, &p)) != MPI_SUCCESS) {
-            if (is_hole(err)) {
+            if (mpit_inactive(err)) {
                 printf("SWEEP_SKIP rank=%d index=%d reason=invalid\n",
                        world_rank, i);
                 nskipped++;
@@ -297,9 +266,8 @@ static void sweep(void)
             nskipped++;
             continue;
         }
-        if (p.bind == MPI_T_BIND_MPI_COMM)
-            obj = &world;
-        else if (p.bind != MPI_T_BIND_NO_OBJECT) {
+        void *obj = mpit_bind_object(p.bind, &world, &skip);
+        if (skip) {
             printf("SWEEP_SKIP rank=%d name=%s reason=bind bind=%d\n",
                    world_rank, p.name, p.bind);
             nskipped++;
@@ -307,37 +275,24 @@ static void sweep(void)
         }
         if ((err = MPI_T_pvar_handle_alloc(s, i, obj, &h, &count)) !=
             MPI_SUCCESS) {
-            printf("SWEEP_FAIL rank=%d name=%s step=handle_alloc err=%d\n",
-                   world_rank, p.name, err);
-            nfailed++;
+            sweep_fail(p.name, "handle_alloc", err, &nfailed);
             continue;
         }
         if ((err = MPI_Type_size(p.dt, &size)) != MPI_SUCCESS || size < 1)
             size = 8;
         void *buf = calloc((size_t)(count > 0 ? count : 1), (size_t)size);
-        const char *step = NULL;
         if (!buf)
             die("calloc", MPI_ERR_NO_MEM);
-        if (!p.continuous && (err = MPI_T_pvar_start(s, h)) != MPI_SUCCESS)
-            step = "start";
-        else if ((err = MPI_T_pvar_read(s, h, buf)) != MPI_SUCCESS)
-            step = "read";
-        else if (!p.continuous && (err = MPI_T_pvar_stop(s, h)) != MPI_SUCCESS)
-            step = "stop";
-        if (step) {
-            printf("SWEEP_FAIL rank=%d name=%s step=%s err=%d\n", world_rank,
-                   p.name, step, err);
-            nfailed++;
-        } else {
+        const char *step = pvar_read_once(s, h, p.continuous, buf, &err);
+        if (step)
+            sweep_fail(p.name, step, err, &nfailed);
+        else {
             nread++;
             ours_read += is_ours(p.name);
         }
         free(buf);
-        if ((err = MPI_T_pvar_handle_free(s, &h)) != MPI_SUCCESS) {
-            printf("SWEEP_FAIL rank=%d name=%s step=handle_free err=%d\n",
-                   world_rank, p.name, err);
-            nfailed++;
-        }
+        if ((err = MPI_T_pvar_handle_free(s, &h)) != MPI_SUCCESS)
+            sweep_fail(p.name, "handle_free", err, &nfailed);
     }
     CHECK(MPI_T_pvar_session_free(&s));
     printf("SWEEP rank=%d pvars=%d read=%d skipped=%d failed=%d ours_read=%d\n",
@@ -355,7 +310,7 @@ struct var {
 static int var_open(MPI_T_pvar_session s, struct var *x, const char *name,
                     int var_class, MPI_Comm *comm)
 {
-    struct pinfo p;
+    struct pvar_info p;
     int size = 0, err;
     x->name = name;
     if ((err = MPI_T_pvar_get_index(name, var_class, &x->index)) !=
@@ -422,7 +377,7 @@ static void *reader_main(void *arg)
     MPI_Comm world = MPI_COMM_WORLD;
     int count = 0, stop = 0;
     unsigned long long v = 0;
-    struct pinfo p;
+    struct pvar_info p;
     if ((r->err = pvar_info(r->index, &p)) == MPI_SUCCESS &&
         (r->err = MPI_T_pvar_session_create(&s)) == MPI_SUCCESS &&
         (r->err = MPI_T_pvar_handle_alloc(s, r->index, &world, &h, &count)) ==
@@ -651,22 +606,15 @@ int main(int argc, char **argv)
     const char *list_path = NULL;
     int provided = 0, tprovided = 0, idx = -1;
     for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "-i") && a + 1 < argc)
-            iters = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "-n") && a + 1 < argc)
-            n = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--expect-ours"))
-            expect_ours = 1;
-        else if (!strcmp(argv[a], "--sweep"))
-            do_sweep = 1;
-        else if (!strcmp(argv[a], "--list") && a + 1 < argc)
-            list_path = argv[++a];
-        else if (!strcmp(argv[a], "--mpit-late"))
-            late = 1;
-        else if (!strcmp(argv[a], "--skip-prefix") && a + 1 < argc &&
-                 nskip < 16)
-            skip_prefix[nskip++] = argv[++a];
-        else {
+        if (nskip < 16 && opt_str(argc, argv, &a, "--skip-prefix",
+                                  &skip_prefix[nskip]))
+            nskip++;
+        else if (!opt_int(argc, argv, &a, "-i", &iters) &&
+                 !opt_int(argc, argv, &a, "-n", &n) &&
+                 !opt_flag(argv[a], "--expect-ours", &expect_ours) &&
+                 !opt_flag(argv[a], "--sweep", &do_sweep) &&
+                 !opt_str(argc, argv, &a, "--list", &list_path) &&
+                 !opt_flag(argv[a], "--mpit-late", &late)) {
             fprintf(stderr, "usage: live_tool [-i ITERS] [-n COUNT] "
                             "[--expect-ours] [--sweep] [--list FILE] "
                             "[--mpit-late] [--skip-prefix P]...\n");
@@ -685,8 +633,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     if (late)
         CHECK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &tprovided));
-    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
-    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+    example_ranks();
     printf("LIVE_INFO rank=%d mpi_t_thread=%d mpi_thread=%d multiple=%d\n",
            world_rank, tprovided, provided, MPI_THREAD_MULTIPLE);
 

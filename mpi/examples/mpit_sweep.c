@@ -30,19 +30,56 @@
  * Run:   mpiexec -n 2 ./mpit_sweep
  *        mpiexec -n 2 -x LD_PRELOAD=/abs/libpvar_mpi.so ./mpit_sweep  (Open MPI)
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define EXAMPLE_NAME "mpit_sweep"
+#include "example_common.h"
 
-static int rank;
 static int failed;
 
 static void fail(const char *what, int index, int rc)
 {
-    printf("SWEEP_FAIL rank %d: %s (index %d, rc %d)\n", rank, what, index, rc);
+    printf("SWEEP_FAIL rank %d: %s (index %d, rc %d)\n", world_rank, what, index, rc);
     fflush(stdout);
     failed = 1;
+}
+
+/* The first variable or category of a kind the sweep met, for the name
+ * lookups. */
+struct found {
+    int index, var_class; /* index -1: none */
+    char name[256];
+};
+
+static void found_set(struct found *f, int index, int var_class, const char *name)
+{
+    f->index = index;
+    f->var_class = var_class;
+    snprintf(f->name, sizeof f->name, "%s", name);
+}
+
+/* Keeps the first one met. */
+static void found_first(struct found *f, int index, int var_class, const char *name)
+{
+    if (f->index < 0)
+        found_set(f, index, var_class, name);
+}
+
+enum kind { PVAR, CVAR, CATEGORY };
+
+/* The name lookup of f (of kind k) gives back f's index (if there is an f
+ * and nothing failed yet). */
+static void check_lookup(const char *what, enum kind k, const struct found *f)
+{
+    int got = -1, rc;
+    if (failed || f->index < 0)
+        return;
+    if (k == PVAR)
+        rc = MPI_T_pvar_get_index(f->name, f->var_class, &got);
+    else if (k == CVAR)
+        rc = MPI_T_cvar_get_index(f->name, &got);
+    else
+        rc = MPI_T_category_get_index(f->name, &got);
+    if (rc != MPI_SUCCESS || got != f->index)
+        fail(what, f->index, got);
 }
 
 /* The size in bytes of one element of an MPI_T datatype. */
@@ -80,19 +117,6 @@ static int is_verbosity(int v)
            v == MPI_T_VERBOSITY_MPIDEV_ALL;
 }
 
-/* The object argument of handle_alloc for a binding; NULL with *skip set
- * for bindings the sweep does not cover. */
-static void *object_for(int bind, MPI_Comm *comm, int *skip)
-{
-    *skip = 0;
-    if (bind == MPI_T_BIND_NO_OBJECT)
-        return NULL;
-    if (bind == MPI_T_BIND_MPI_COMM)
-        return comm;
-    *skip = 1;
-    return NULL;
-}
-
 static void sweep_enum(MPI_T_enum e, int index)
 {
     int num = 0, rc;
@@ -119,8 +143,7 @@ int main(int argc, char **argv)
         printf("SWEEP_FAIL MPI_T_init_thread (rc %d)\n", rc);
         return 1;
     }
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    example_init(&argc, &argv, 1);
     MPI_Comm comm = MPI_COMM_WORLD;
 
     int npvars = -1, ncvars = -1, ncats = -1;
@@ -130,28 +153,23 @@ int main(int argc, char **argv)
         fail("cvar_get_num", -1, rc);
     if ((rc = MPI_T_category_get_num(&ncats)) != MPI_SUCCESS)
         fail("category_get_num", -1, rc);
-    if (rank == 0) {
+    if (world_rank == 0) {
         printf("MPIT pvars=%d cvars=%d categories=%d\n", npvars, ncvars, ncats);
         fflush(stdout);
     }
 
     int pvars_read = 0, cvars_read = 0, skipped = 0, inactive = 0;
-    int lib_pvar = -1, lib_pvar_class = 0, our_pvar = -1, our_pvar_class = 0, our_is_mpi = 0;
-    char lib_pvar_name[256] = "", our_pvar_name[256] = "";
+    struct found lib_pvar = {-1, 0, ""}, our_pvar = {-1, 0, ""};
+    int our_is_mpi = 0;
 
     /* ---- performance variables ---- */
     MPI_T_pvar_session session;
     if ((rc = MPI_T_pvar_session_create(&session)) != MPI_SUCCESS)
         fail("pvar_session_create", -1, rc);
     for (int i = 0; i < npvars && !failed; i++) {
-        char name[256], desc[1024];
-        int name_len = sizeof name, desc_len = sizeof desc;
-        int verbosity, var_class, bind, readonly, continuous, atomic;
-        MPI_Datatype dt;
-        MPI_T_enum e;
-        rc = MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &dt, &e, desc,
-                                 &desc_len, &bind, &readonly, &continuous, &atomic);
-        if (rc == MPI_T_ERR_INVALID_INDEX || rc == MPI_T_ERR_INVALID) {
+        struct pvar_info p;
+        rc = pvar_info(i, &p);
+        if (mpit_inactive(rc)) {
             /* No longer active (Open MPI: a component's variable after the
              * component was closed). */
             inactive++;
@@ -161,28 +179,23 @@ int main(int argc, char **argv)
             fail("pvar_get_info", i, rc);
             break;
         }
-        if (name_len < 2 || !is_class(var_class) || !is_verbosity(verbosity)) {
+        if (p.name_len < 2 || !is_class(p.var_class) || !is_verbosity(p.verbosity)) {
             fail("pvar_get_info: name, class or verbosity", i, 0);
             break;
         }
-        if (e != MPI_T_ENUM_NULL)
-            sweep_enum(e, i);
-        int is_ours = strncmp(name, "pvar_", 5) == 0;
-        if (!is_ours && lib_pvar < 0) {
-            lib_pvar = i;
-            lib_pvar_class = var_class;
-            snprintf(lib_pvar_name, sizeof lib_pvar_name, "%s", name);
-        }
-        int is_mpi = strncmp(name, "pvar_mpi_", 9) == 0;
-        if (is_ours && (our_pvar < 0 || (is_mpi && !our_is_mpi))) {
-            our_pvar = i;
-            our_pvar_class = var_class;
+        if (p.et != MPI_T_ENUM_NULL)
+            sweep_enum(p.et, i);
+        int ours = strncmp(p.name, "pvar_", 5) == 0;
+        if (!ours)
+            found_first(&lib_pvar, i, p.var_class, p.name);
+        int is_mpi = strncmp(p.name, "pvar_mpi_", 9) == 0;
+        if (ours && (our_pvar.index < 0 || (is_mpi && !our_is_mpi))) {
+            found_set(&our_pvar, i, p.var_class, p.name);
             our_is_mpi = is_mpi;
-            snprintf(our_pvar_name, sizeof our_pvar_name, "%s", name);
         }
 
         int skip;
-        void *obj = object_for(bind, &comm, &skip);
+        void *obj = mpit_bind_object(p.bind, &comm, &skip);
         if (skip) {
             skipped++;
             continue;
@@ -193,29 +206,21 @@ int main(int argc, char **argv)
             fail("pvar_handle_alloc", i, rc);
             break;
         }
-        size_t size = element_size(dt);
+        size_t size = element_size(p.dt);
         if (size == 0 || count < 0) {
             fail("pvar datatype or count", i, count);
             break;
         }
         void *buf = calloc(count > 0 ? (size_t)count : 1, size);
-        if (!continuous && (rc = MPI_T_pvar_start(session, h)) != MPI_SUCCESS) {
-            fail("pvar_start", i, rc);
-            free(buf);
-            break;
-        }
-        if ((rc = MPI_T_pvar_read(session, h, buf)) != MPI_SUCCESS) {
-            fail("pvar_read", i, rc);
-            free(buf);
+        const char *step = pvar_read_once(session, h, p.continuous, buf, &rc);
+        free(buf);
+        if (step) {
+            char what[32];
+            snprintf(what, sizeof what, "pvar_%s", step);
+            fail(what, i, rc);
             break;
         }
         pvars_read++;
-        if (!continuous && (rc = MPI_T_pvar_stop(session, h)) != MPI_SUCCESS) {
-            fail("pvar_stop", i, rc);
-            free(buf);
-            break;
-        }
-        free(buf);
         if ((rc = MPI_T_pvar_handle_free(session, &h)) != MPI_SUCCESS ||
             h != MPI_T_PVAR_HANDLE_NULL) {
             fail("pvar_handle_free", i, rc);
@@ -232,7 +237,7 @@ int main(int argc, char **argv)
             int bind, count;
             rc = MPI_T_pvar_get_info(i, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bind,
                                      NULL, NULL, NULL);
-            if (rc == MPI_T_ERR_INVALID_INDEX || rc == MPI_T_ERR_INVALID)
+            if (mpit_inactive(rc))
                 continue;
             if (rc != MPI_SUCCESS) {
                 fail("pvar_get_info (bind only)", i, rc);
@@ -258,8 +263,7 @@ int main(int argc, char **argv)
         fail("pvar_session_free", -1, rc);
 
     /* ---- control variables ---- */
-    int lib_cvar = -1, our_cvar = -1;
-    char lib_cvar_name[256] = "", our_cvar_name[256] = "";
+    struct found lib_cvar = {-1, 0, ""}, our_cvar = {-1, 0, ""};
     for (int i = 0; i < ncvars && !failed; i++) {
         char name[256], desc[4096];
         int name_len = sizeof name, desc_len = sizeof desc;
@@ -268,7 +272,7 @@ int main(int argc, char **argv)
         MPI_T_enum e;
         rc = MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &dt, &e, desc, &desc_len, &bind,
                                  &scope);
-        if (rc == MPI_T_ERR_INVALID_INDEX || rc == MPI_T_ERR_INVALID) {
+        if (mpit_inactive(rc)) {
             inactive++;
             continue;
         }
@@ -282,24 +286,21 @@ int main(int argc, char **argv)
         }
         if (e != MPI_T_ENUM_NULL)
             sweep_enum(e, i);
-        int is_ours = strncmp(name, "pvar_", 5) == 0;
-        if (!is_ours && lib_cvar < 0) {
-            lib_cvar = i;
-            snprintf(lib_cvar_name, sizeof lib_cvar_name, "%s", name);
-        }
-        if (is_ours && our_cvar < 0) {
-            our_cvar = i;
-            snprintf(our_cvar_name, sizeof our_cvar_name, "%s", name);
-        }
+        int ours = strncmp(name, "pvar_", 5) == 0;
+        found_first(ours ? &our_cvar : &lib_cvar, i, 0, name);
         int skip;
-        void *obj = object_for(bind, &comm, &skip);
+        void *obj = mpit_bind_object(bind, &comm, &skip);
 #ifdef OPEN_MPI
         /* Open MPI 4.1 reads the UCX common variables (opal_common_ucx_*
          * and their pml_ucx_* / osc_ucx_* synonyms) from the storage of a
          * library it has unloaded once the UCX components were closed: a
          * segmentation fault in PMPI_T_cvar_read, with or without pvar
-         * (fixed upstream in 2021: "invalid or discarded cvar, ignore"). */
-        if (strstr(name, "ucx_") != NULL)
+         * (fixed upstream in 2021: "invalid or discarded cvar, ignore").
+         * The OFI common variables (opal_common_ofi_* and their btl_ofi_* /
+         * mtl_ofi_* synonyms) are read the same way: whether the unloaded storage is still mapped depends on the
+         * address-space layout, so the crash comes and goes (seen in 4 of
+         * 6 preloaded 3- and 4-rank runs, none of 6 plain ones). */
+        if (strstr(name, "ucx_") != NULL || strstr(name, "ofi_") != NULL)
             skip = 1;
 #endif
         if (skip) {
@@ -319,7 +320,7 @@ int main(int argc, char **argv)
         }
         void *buf = calloc((count > 0 ? (size_t)count : 1) + 1, size);
         rc = MPI_T_cvar_read(h, buf);
-        if (!is_ours && (rc == MPI_T_ERR_INVALID_INDEX || rc == MPI_T_ERR_INVALID)) {
+        if (!ours && mpit_inactive(rc)) {
             /* A library variable that went inactive (Open MPI). */
             inactive++;
             free(buf);
@@ -340,14 +341,13 @@ int main(int argc, char **argv)
     }
 
     /* ---- categories ---- */
-    int lib_cat = -1, our_cat = -1;
-    char lib_cat_name[256] = "", our_cat_name[256] = "";
+    struct found lib_cat = {-1, 0, ""}, our_cat = {-1, 0, ""};
     for (int i = 0; i < ncats && !failed; i++) {
         char name[256], desc[4096];
         int name_len = sizeof name, desc_len = sizeof desc;
         int nc, np, nk;
         rc = MPI_T_category_get_info(i, name, &name_len, desc, &desc_len, &nc, &np, &nk);
-        if (rc == MPI_T_ERR_INVALID_INDEX || rc == MPI_T_ERR_INVALID) {
+        if (mpit_inactive(rc)) {
             inactive++;
             continue;
         }
@@ -355,15 +355,7 @@ int main(int argc, char **argv)
             fail("category_get_info", i, rc);
             break;
         }
-        int is_ours = strncmp(name, "pvar_", 5) == 0;
-        if (!is_ours && lib_cat < 0) {
-            lib_cat = i;
-            snprintf(lib_cat_name, sizeof lib_cat_name, "%s", name);
-        }
-        if (is_ours && our_cat < 0) {
-            our_cat = i;
-            snprintf(our_cat_name, sizeof our_cat_name, "%s", name);
-        }
+        found_first(strncmp(name, "pvar_", 5) == 0 ? &our_cat : &lib_cat, i, 0, name);
         int n = nc + np + nk;
         int *idx = malloc((n > 0 ? (size_t)n : 1) * sizeof *idx);
         if ((nc > 0 && (rc = MPI_T_category_get_cvars(i, nc, idx)) != MPI_SUCCESS) ||
@@ -387,41 +379,27 @@ int main(int argc, char **argv)
         fail("category_changed", -1, rc);
 
     /* ---- name lookups round-trip ---- */
-    int got;
-    if (!failed && lib_pvar >= 0 &&
-        (MPI_T_pvar_get_index(lib_pvar_name, lib_pvar_class, &got) != MPI_SUCCESS ||
-         got != lib_pvar))
-        fail("pvar_get_index of a library pvar", lib_pvar, got);
-    if (!failed && our_pvar >= 0 &&
-        (MPI_T_pvar_get_index(our_pvar_name, our_pvar_class, &got) != MPI_SUCCESS ||
-         got != our_pvar))
-        fail("pvar_get_index of a pvar pvar", our_pvar, got);
-    if (!failed && lib_cvar >= 0 &&
-        (MPI_T_cvar_get_index(lib_cvar_name, &got) != MPI_SUCCESS || got != lib_cvar))
-        fail("cvar_get_index of a library cvar", lib_cvar, got);
-    if (!failed && our_cvar >= 0 &&
-        (MPI_T_cvar_get_index(our_cvar_name, &got) != MPI_SUCCESS || got != our_cvar))
-        fail("cvar_get_index of a pvar cvar", our_cvar, got);
-    if (!failed && lib_cat >= 0 &&
-        (MPI_T_category_get_index(lib_cat_name, &got) != MPI_SUCCESS || got != lib_cat))
-        fail("category_get_index of a library category", lib_cat, got);
-    if (!failed && our_cat >= 0 &&
-        (MPI_T_category_get_index(our_cat_name, &got) != MPI_SUCCESS || got != our_cat))
-        fail("category_get_index of a pvar category", our_cat, got);
+    check_lookup("pvar_get_index of a library pvar", PVAR, &lib_pvar);
+    check_lookup("pvar_get_index of a pvar pvar", PVAR, &our_pvar);
+    check_lookup("cvar_get_index of a library cvar", CVAR, &lib_cvar);
+    check_lookup("cvar_get_index of a pvar cvar", CVAR, &our_cvar);
+    check_lookup("category_get_index of a library category", CATEGORY, &lib_cat);
+    check_lookup("category_get_index of a pvar category", CATEGORY, &our_cat);
+    int got = -1;
     if (!failed && MPI_T_pvar_get_index("pvar_no_such_variable", MPI_T_PVAR_CLASS_COUNTER,
                                         &got) != MPI_T_ERR_INVALID_NAME)
         fail("pvar_get_index of an unknown name is not MPI_T_ERR_INVALID_NAME", -1, got);
 
     int any_failed = 0;
     MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0 && !any_failed)
+    if (world_rank == 0 && !any_failed)
         printf("SWEEP_OK pvars_read=%d skipped=%d cvars_read=%d inactive=%d\n", pvars_read,
                skipped, cvars_read, inactive);
     fflush(stdout);
     /* MPI_T_finalize first: Open MPI 4.1 crashes in an MPI_T_finalize
      * after MPI_Finalize. */
     if ((rc = MPI_T_finalize()) != MPI_SUCCESS && !any_failed) {
-        printf("SWEEP_FAIL rank %d: MPI_T_finalize (rc %d)\n", rank, rc);
+        printf("SWEEP_FAIL rank %d: MPI_T_finalize (rc %d)\n", world_rank, rc);
         any_failed = 1;
     }
     MPI_Finalize();

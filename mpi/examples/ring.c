@@ -36,81 +36,20 @@
  * interposer is expected to count) are those of the count_* helpers below.
  * Exit status 0 when every received value was the expected one.
  */
-#include <mpi.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define EXAMPLE_NAME "ring"
+#include "example_common.h"
 #include <time.h>
-#include <unistd.h>
 
-/* Collective kinds, in the order of the interposer's coll arrays. */
-enum {
-    K_BARRIER, K_BCAST, K_REDUCE, K_ALLREDUCE, K_GATHER, K_GATHERV,
-    K_ALLGATHER, K_ALLGATHERV, K_SCATTER, K_SCATTERV, K_ALLTOALL,
-    K_ALLTOALLV, K_REDUCE_SCATTER, K_SCAN, K_EXSCAN, NK
-};
-
-/* What this rank did on one communicator. */
-struct cc {
-    const char *tag;
-    MPI_Comm comm;
-    int size;
-    int *world_of; /* rank in comm -> rank in MPI_COMM_WORLD */
-    long long send_calls, send_bytes, recv_calls, recv_bytes;
-    long long coll_calls[NK], coll_bytes[NK];
-};
-
-/* What this rank did regardless of communicator. */
-static long long wait_calls, test_calls, probe_calls;
-static long long *peer_msgs, *peer_bytes;
-static long long outstanding, outstanding_max;
-static int world_rank, world_size;
+/* What this rank did on each communicator is a struct counted; what it
+ * did regardless of communicator: */
+static struct rank_counts all;
 static int failures;
-
-static void die(const char *what, int err)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    msg[0] = '\0';
-    MPI_Error_string(err, msg, &len);
-    fprintf(stderr, "ring: rank %d: %s failed: %s\n", world_rank, what, msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
-#define CHECK(call)                                                          \
-    do {                                                                     \
-        int err_ = (call);                                                   \
-        if (err_ != MPI_SUCCESS)                                             \
-            die(#call, err_);                                                \
-    } while (0)
 
 static long long type_bytes(int count, MPI_Datatype t)
 {
     int sz = 0;
     CHECK(MPI_Type_size(t, &sz));
     return (long long)count * sz;
-}
-
-static void cc_init(struct cc *c, const char *tag, MPI_Comm comm)
-{
-    MPI_Group g, wg;
-    memset(c, 0, sizeof *c);
-    c->tag = tag;
-    c->comm = comm;
-    CHECK(MPI_Comm_size(comm, &c->size));
-    c->world_of = malloc(sizeof(int) * (size_t)c->size);
-    int *ranks = malloc(sizeof(int) * (size_t)c->size);
-    if (!c->world_of || !ranks)
-        die("malloc", MPI_ERR_NO_MEM);
-    for (int i = 0; i < c->size; i++)
-        ranks[i] = i;
-    CHECK(MPI_Comm_group(comm, &g));
-    CHECK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
-    CHECK(MPI_Group_translate_ranks(g, c->size, ranks, wg, c->world_of));
-    CHECK(MPI_Group_free(&g));
-    CHECK(MPI_Group_free(&wg));
-    free(ranks);
 }
 
 /* Counting rules. A send (blocking, nonblocking, the send half of a
@@ -121,21 +60,21 @@ static void cc_init(struct cc *c, const char *tag, MPI_Comm comm)
  * MPI_Send_init / MPI_Recv_init themselves count nothing. Every MPI_Wait*
  * call is one wait call, every MPI_Test* call one test call, every
  * MPI_Probe / MPI_Iprobe call one probe call. */
-static void count_send(struct cc *c, int dest, long long bytes)
+static void count_send(struct counted *c, int dest, long long bytes)
 {
     c->send_calls++;
     c->send_bytes += bytes;
-    peer_msgs[c->world_of[dest]]++;
-    peer_bytes[c->world_of[dest]] += bytes;
+    all.peer_msgs[c->world_of[dest]]++;
+    all.peer_bytes[c->world_of[dest]] += bytes;
 }
 
-static void count_recv(struct cc *c, long long bytes)
+static void count_recv(struct counted *c, long long bytes)
 {
     c->recv_calls++;
     c->recv_bytes += bytes;
 }
 
-static void count_coll(struct cc *c, int kind, long long bytes)
+static void count_coll(struct counted *c, int kind, long long bytes)
 {
     c->coll_calls[kind]++;
     c->coll_bytes[kind] += bytes;
@@ -143,9 +82,24 @@ static void count_coll(struct cc *c, int kind, long long bytes)
 
 static void requests_started(int n)
 {
-    outstanding += n;
-    if (outstanding > outstanding_max)
-        outstanding_max = outstanding;
+    all.requests_outstanding += n;
+    if (all.requests_outstanding > all.requests_max)
+        all.requests_max = all.requests_outstanding;
+}
+
+/* After one MPI_Wait* call that completed n requests. */
+static void requests_waited(int n)
+{
+    all.wait_calls++;
+    all.requests_outstanding -= n;
+}
+
+/* This rank's rank in c and its neighbours in a ring on c. */
+static void ring_neighbours(struct counted *c, int *me, int *right, int *left)
+{
+    CHECK(MPI_Comm_rank(c->comm, me));
+    *right = (*me + 1) % c->size;
+    *left = (*me - 1 + c->size) % c->size;
 }
 
 static void expect_int(const char *what, int got, int want)
@@ -173,14 +127,13 @@ static void check_fill(const char *what, const int *buf, int n, int seed)
 }
 
 /* Ring with MPI_Sendrecv on c: send to the right, receive from the left. */
-static void ring_sendrecv(struct cc *c, int *sbuf, int *rbuf, int n, int it)
+static void ring_sendrecv(struct counted *c, int *sbuf, int *rbuf, int n,
+                          int it)
 {
     int me, right, left;
     MPI_Status st;
     int got = 0;
-    CHECK(MPI_Comm_rank(c->comm, &me));
-    right = (me + 1) % c->size;
-    left = (me - 1 + c->size) % c->size;
+    ring_neighbours(c, &me, &right, &left);
     fill(sbuf, n, it * 64 + c->world_of[me]);
     CHECK(MPI_Sendrecv(sbuf, n, MPI_INT, right, 10, rbuf, n, MPI_INT, left,
                        10, c->comm, &st));
@@ -191,14 +144,13 @@ static void ring_sendrecv(struct cc *c, int *sbuf, int *rbuf, int n, int it)
 }
 
 /* Ring with MPI_Irecv + MPI_Isend + MPI_Waitall on c. */
-static void ring_nonblocking(struct cc *c, int *sbuf, int *rbuf, int n, int it)
+static void ring_nonblocking(struct counted *c, int *sbuf, int *rbuf, int n,
+                             int it)
 {
     int me, right, left;
     MPI_Request req[2];
     MPI_Status sts[2];
-    CHECK(MPI_Comm_rank(c->comm, &me));
-    right = (me + 1) % c->size;
-    left = (me - 1 + c->size) % c->size;
+    ring_neighbours(c, &me, &right, &left);
     fill(sbuf, n, it * 64 + 32 + c->world_of[me]);
     CHECK(MPI_Irecv(rbuf, n, MPI_INT, left, 11, c->comm, &req[0]));
     count_recv(c, type_bytes(n, MPI_INT));
@@ -207,14 +159,14 @@ static void ring_nonblocking(struct cc *c, int *sbuf, int *rbuf, int n, int it)
     count_send(c, right, type_bytes(n, MPI_INT));
     requests_started(1);
     CHECK(MPI_Waitall(2, req, sts));
-    wait_calls++;
-    outstanding -= 2;
+    requests_waited(2);
     check_fill("nonblocking ring", rbuf, n, it * 64 + 32 + c->world_of[left]);
 }
 
 /* 1-D halo exchange on c (non-periodic): each rank owns n doubles plus one
  * halo of h doubles on each side and exchanges edges with its neighbours. */
-static void halo_exchange(struct cc *c, double *field, int n, int h, int it)
+static void halo_exchange(struct counted *c, double *field, int n, int h,
+                          int it)
 {
     int me;
     MPI_Request req[4];
@@ -246,8 +198,7 @@ static void halo_exchange(struct cc *c, double *field, int n, int h, int it)
     }
     requests_started(nreq);
     CHECK(MPI_Waitall(nreq, req, sts));
-    wait_calls++;
-    outstanding -= nreq;
+    requests_waited(nreq);
     if (me > 0)
         expect_int("left halo", (int)left_halo[0],
                    (me - 1) * 100000 + it * 1000 + (n - h));
@@ -264,13 +215,11 @@ struct persistent {
     int n, right, left;
 };
 
-static void persistent_init(struct persistent *p, struct cc *c, int n)
+static void persistent_init(struct persistent *p, struct counted *c, int n)
 {
     int me;
-    CHECK(MPI_Comm_rank(c->comm, &me));
+    ring_neighbours(c, &me, &p->right, &p->left);
     p->n = n;
-    p->right = (me + 1) % c->size;
-    p->left = (me - 1 + c->size) % c->size;
     p->sbuf = malloc(sizeof(int) * (size_t)n);
     p->rbuf = malloc(sizeof(int) * (size_t)n);
     if (!p->sbuf || !p->rbuf)
@@ -281,7 +230,7 @@ static void persistent_init(struct persistent *p, struct cc *c, int n)
                         &p->req[1]));
 }
 
-static void persistent_round(struct persistent *p, struct cc *c, int it)
+static void persistent_round(struct persistent *p, struct counted *c, int it)
 {
     MPI_Status sts[2];
     fill(p->sbuf, p->n, it * 64 + 48 + world_rank);
@@ -290,8 +239,7 @@ static void persistent_round(struct persistent *p, struct cc *c, int it)
     count_send(c, p->right, type_bytes(p->n, MPI_INT));
     requests_started(2);
     CHECK(MPI_Waitall(2, p->req, sts));
-    wait_calls++;
-    outstanding -= 2;
+    requests_waited(2);
     check_fill("persistent ring", p->rbuf, p->n,
                it * 64 + 48 + c->world_of[p->left]);
 }
@@ -305,40 +253,35 @@ static void persistent_free(struct persistent *p)
 }
 
 /* Once: MPI_Probe + MPI_Recv from the left on c. */
-static void probe_then_recv(struct cc *c, int *sbuf, int *rbuf, int n)
+static void probe_then_recv(struct counted *c, int *sbuf, int *rbuf, int n)
 {
     int me, right, left, count = 0;
     MPI_Status st;
     MPI_Request req;
-    CHECK(MPI_Comm_rank(c->comm, &me));
-    right = (me + 1) % c->size;
-    left = (me - 1 + c->size) % c->size;
+    ring_neighbours(c, &me, &right, &left);
     fill(sbuf, n, 7000 + c->world_of[me]);
     CHECK(MPI_Isend(sbuf, n, MPI_INT, right, 40, c->comm, &req));
     count_send(c, right, type_bytes(n, MPI_INT));
     requests_started(1);
     CHECK(MPI_Probe(left, 40, c->comm, &st));
-    probe_calls++;
+    all.probe_calls++;
     CHECK(MPI_Get_count(&st, MPI_INT, &count));
     expect_int("probed count", count, n);
     CHECK(MPI_Recv(rbuf, count, MPI_INT, st.MPI_SOURCE, 40, c->comm, &st));
     CHECK(MPI_Get_count(&st, MPI_INT, &count));
     count_recv(c, type_bytes(count, MPI_INT));
     CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    wait_calls++;
-    outstanding -= 1;
+    requests_waited(1);
     check_fill("probed message", rbuf, n, 7000 + c->world_of[left]);
 }
 
 /* Once: a blocking receive into a buffer twice the message's size. */
-static void short_message(struct cc *c, int *sbuf, int *rbuf, int n)
+static void short_message(struct counted *c, int *sbuf, int *rbuf, int n)
 {
     int me, right, left, count = 0;
     MPI_Status st;
     MPI_Request req;
-    CHECK(MPI_Comm_rank(c->comm, &me));
-    right = (me + 1) % c->size;
-    left = (me - 1 + c->size) % c->size;
+    ring_neighbours(c, &me, &right, &left);
     fill(sbuf, n / 2, 8000 + c->world_of[me]);
     CHECK(MPI_Isend(sbuf, n / 2, MPI_INT, right, 41, c->comm, &req));
     count_send(c, right, type_bytes(n / 2, MPI_INT));
@@ -348,20 +291,17 @@ static void short_message(struct cc *c, int *sbuf, int *rbuf, int n)
     expect_int("short message count", count, n / 2);
     count_recv(c, type_bytes(count, MPI_INT));
     CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    wait_calls++;
-    outstanding -= 1;
+    requests_waited(1);
     check_fill("short message", rbuf, n / 2, 8000 + c->world_of[left]);
 }
 
 /* Once: MPI_Test polling until the receive completes, then MPI_Wait on the
  * send. */
-static void test_polling(struct cc *c, int *sbuf, int *rbuf, int n)
+static void test_polling(struct counted *c, int *sbuf, int *rbuf, int n)
 {
     int me, right, left, flag = 0;
     MPI_Request rreq, sreq;
-    CHECK(MPI_Comm_rank(c->comm, &me));
-    right = (me + 1) % c->size;
-    left = (me - 1 + c->size) % c->size;
+    ring_neighbours(c, &me, &right, &left);
     fill(sbuf, n, 9000 + c->world_of[me]);
     CHECK(MPI_Irecv(rbuf, n, MPI_INT, left, 42, c->comm, &rreq));
     count_recv(c, type_bytes(n, MPI_INT));
@@ -371,17 +311,16 @@ static void test_polling(struct cc *c, int *sbuf, int *rbuf, int n)
     requests_started(1);
     while (!flag) {
         CHECK(MPI_Test(&rreq, &flag, MPI_STATUS_IGNORE));
-        test_calls++;
+        all.test_calls++;
     }
-    outstanding -= 1;
+    all.requests_outstanding -= 1;
     CHECK(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
-    wait_calls++;
-    outstanding -= 1;
+    requests_waited(1);
     check_fill("polled message", rbuf, n, 9000 + c->world_of[left]);
 }
 
-static void collectives(struct cc *world, struct cc *dup, struct cc *split,
-                        int n, int it)
+static void collectives(struct counted *world, struct counted *dup,
+                        struct counted *split, int n, int it)
 {
     double *in = malloc(sizeof(double) * (size_t)n);
     double *out = malloc(sizeof(double) * (size_t)n);
@@ -436,74 +375,15 @@ static void wait_for_file(const char *path)
     }
 }
 
-/* Appends to out (capacity cap, used *at); output past cap is dropped. */
-__attribute__((format(printf, 4, 5))) static void
-put(char *out, size_t cap, size_t *at, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(out + *at, cap - *at, fmt, ap);
-    va_end(ap);
-    if (k > 0)
-        *at = (size_t)k < cap - *at ? *at + (size_t)k : cap - 1;
-}
-
-static void put_list(char *out, size_t cap, size_t *at, const char *name,
-                     const long long *v, int n)
-{
-    put(out, cap, at, " %s=", name);
-    for (int i = 0; i < n; i++)
-        put(out, cap, at, i ? ",%lld" : "%lld", v[i]);
-}
-
-static void print_counted(struct cc *const *comms, int ncomms)
-{
-    size_t cap = 16384, at = 0;
-    char *out = malloc(cap);
-    if (!out)
-        die("malloc", MPI_ERR_NO_MEM);
-    out[0] = '\0';
-    for (int c = 0; c < ncomms; c++) {
-        const struct cc *x = comms[c];
-        put(out, cap, &at, "COUNTED rank=%d comm=%s size=%d members=",
-            world_rank, x->tag, x->size);
-        for (int i = 0; i < x->size; i++)
-            put(out, cap, &at, i ? ",%d" : "%d", x->world_of[i]);
-        put(out, cap, &at,
-            " send_calls=%lld send_bytes=%lld recv_calls=%lld recv_bytes=%lld",
-            x->send_calls, x->send_bytes, x->recv_calls, x->recv_bytes);
-        put_list(out, cap, &at, "coll_calls", x->coll_calls, NK);
-        put_list(out, cap, &at, "coll_bytes", x->coll_bytes, NK);
-        put(out, cap, &at, "\n");
-    }
-    put(out, cap, &at,
-        "COUNTED rank=%d comm=* wait_calls=%lld test_calls=%lld "
-        "probe_calls=%lld",
-        world_rank, wait_calls, test_calls, probe_calls);
-    put_list(out, cap, &at, "peer_send_msgs", peer_msgs, world_size);
-    put_list(out, cap, &at, "peer_send_bytes", peer_bytes, world_size);
-    put(out, cap, &at, " requests_max=%lld requests_outstanding=%lld\n",
-        outstanding_max, outstanding);
-    /* One write: the lines of a rank stay whole when mpiexec forwards them. */
-    if (write(STDOUT_FILENO, out, at) != (ssize_t)at)
-        die("write", MPI_ERR_OTHER);
-    free(out);
-}
-
 int main(int argc, char **argv)
 {
     int iters = 10, n = 256, free_comms = 0;
     const char *hold = NULL;
     for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "-i") && a + 1 < argc)
-            iters = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "-n") && a + 1 < argc)
-            n = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--hold") && a + 1 < argc)
-            hold = argv[++a];
-        else if (!strcmp(argv[a], "--free-comms"))
-            free_comms = 1;
-        else {
+        if (!opt_int(argc, argv, &a, "-i", &iters) &&
+            !opt_int(argc, argv, &a, "-n", &n) &&
+            !opt_str(argc, argv, &a, "--hold", &hold) &&
+            !opt_flag(argv[a], "--free-comms", &free_comms)) {
             fprintf(stderr,
                     "usage: ring [-i ITERS] [-n COUNT] [--hold FILE] "
                     "[--free-comms]\n");
@@ -515,22 +395,17 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    MPI_Init(&argc, &argv);
-    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
-    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
-    peer_msgs = calloc((size_t)world_size, sizeof(long long));
-    peer_bytes = calloc((size_t)world_size, sizeof(long long));
-    if (!peer_msgs || !peer_bytes)
-        die("calloc", MPI_ERR_NO_MEM);
+    example_init(&argc, &argv, 1);
+    rank_counts_init(&all);
 
     MPI_Comm dup_comm, split_comm;
     CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup_comm));
     CHECK(MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank,
                          &split_comm));
-    struct cc world, dup, split;
-    cc_init(&world, "world", MPI_COMM_WORLD);
-    cc_init(&dup, "dup", dup_comm);
-    cc_init(&split, "split", split_comm);
+    struct counted world, dup, split;
+    counted_init(&world, "world", MPI_COMM_WORLD);
+    counted_init(&dup, "dup", dup_comm);
+    counted_init(&split, "split", split_comm);
 
     int *sbuf = malloc(sizeof(int) * (size_t)n);
     int *rbuf = malloc(sizeof(int) * (size_t)n);
@@ -558,8 +433,8 @@ int main(int argc, char **argv)
         CHECK(MPI_Comm_free(&dup_comm));
         CHECK(MPI_Comm_free(&split_comm));
     }
-    struct cc *comms[3] = {&world, &dup, &split};
-    print_counted(comms, free_comms ? 1 : 3);
+    const struct counted *comms[3] = {&world, &dup, &split};
+    print_counted(comms, free_comms ? 1 : 3, &all);
     if (hold)
         wait_for_file(hold);
 
