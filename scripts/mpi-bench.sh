@@ -9,7 +9,9 @@
 # Configurations, interleaved (every round runs each once, in a rotated
 # order, so that drift of the machine spreads over all of them):
 #   none          the program alone
-#   interposer    LD_PRELOAD=libpvar_mpi.so (updates on)
+#   interposer    LD_PRELOAD=libpvar_mpi.so (updates on; timers: collectives)
+#   interposer-all  the same with PVAR_MPI_TIME=all (point-to-point and
+#                 MPI_Wait* timed too)
 #   compiled-out  LD_PRELOAD=libpvar_mpi_off.so (wrappers, no updates)
 # and, for Open MPI, the library's own instrumentation and MPI_T:
 #   mpit-session  no preload; the program starts a tool session with a
@@ -58,9 +60,9 @@ fi
 
 configs_for() {
     if [[ $1 == openmpi ]]; then
-        echo none interposer compiled-out mpit-session monitoring monitoring+session
+        echo none interposer interposer-all compiled-out mpit-session monitoring monitoring+session
     else
-        echo none interposer compiled-out
+        echo none interposer interposer-all compiled-out
     fi
 }
 
@@ -72,6 +74,10 @@ run_job() {
     case $config in
     none) ;;
     interposer) lib=$d/libpvar_mpi.so ;;
+    interposer-all)
+        lib=$d/libpvar_mpi.so
+        envs+=(PVAR_MPI_TIME=all)
+        ;;
     compiled-out) lib=$d/libpvar_mpi_off.so ;;
     mpit-session) session=--mpit-session ;;
     monitoring) envs+=(OMPI_MCA_pml_monitoring_enable=1) ;;

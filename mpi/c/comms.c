@@ -317,6 +317,7 @@ static pm_comm *entry_add(MPI_Comm comm, uint64_t key, const char *fixed_label) 
 }
 
 pm_comm *pm_comm_lookup(pm_tls *t, MPI_Comm comm, int make) {
+    t->fast_comm = NULL; /* emptied with (before) the sites it was filled from */
     if (!pm_running() || comm == MPI_COMM_NULL)
         return NULL;
     uint64_t key = pm_comm_key(comm);
@@ -437,4 +438,68 @@ int MPI_Comm_disconnect(MPI_Comm *comm) {
     if (PM_ON)
         forget(*comm);
     return PMPI_Comm_disconnect(comm);
+}
+
+/* ---- datatype sizes ---------------------------------------------------------- */
+
+/* The miss path of pm_type_size (interpose.h): asks the library, and keeps
+ * the answer in the thread's one-entry cache if `type` is predefined. */
+MPI_Count pm_type_size_miss(pm_tls *t, MPI_Datatype type) {
+    int size, ni, na, nd, combiner;
+    MPI_Count big;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS)
+        return -1;
+    if (size != MPI_UNDEFINED)
+        big = size;
+    else if (PMPI_Type_size_x(type, &big) != MPI_SUCCESS) /* larger than INT_MAX bytes */
+        return -1;
+    if (big > 0 && PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner == MPI_COMBINER_NAMED) {
+        t->type_size = 0; /* never a half-written entry */
+        t->type = type;
+        t->type_size = (uint64_t)big;
+    }
+    return big;
+}
+
+/* ---- the fast block (interpose.h) -------------------------------------------- */
+
+int pm_fast_fill(pm_tls *t, const pm_comm *c) {
+    t->fast_comm = NULL;
+    if (c == NULL || c != t->comm) /* only the entry the sites are for */
+        return 0;
+    enum { N = PM_CELL_VARS + 3 };
+    pvar_site *sites[N];
+    pvar_var vars[N];
+    uint64_t *cells[N];
+    for (int v = 0; v < PM_CELL_VARS; v++) {
+        sites[v] = &t->site[v];
+        vars[v] = c->var[v];
+    }
+    sites[PM_CELL_VARS] = &t->peer_msgs;
+    vars[PM_CELL_VARS] = pm_vars.peer_msgs;
+    sites[PM_CELL_VARS + 1] = &t->peer_bytes;
+    vars[PM_CELL_VARS + 1] = pm_vars.peer_bytes;
+    sites[PM_CELL_VARS + 2] = &t->requests;
+    vars[PM_CELL_VARS + 2] = pm_vars.requests;
+    for (int k = 0; k < N; k++) {
+        cells[k] = pvar_site_cell(sites[k], vars[k], 0, PVAR_SITE_INT);
+        /* Every site filled, for its variable, from one thread record. */
+        if (cells[k] == NULL || sites[k]->cell != cells[k] || sites[k]->var != vars[k] ||
+            sites[k]->owner != sites[0]->owner ||
+            sites[k]->incarnation != sites[0]->incarnation)
+            return 0;
+    }
+    if (t->peer_msgs.count != t->peer_bytes.count)
+        return 0;
+    for (int v = 0; v < PM_CELL_VARS; v++)
+        t->cell[v] = cells[v];
+    t->peer_msgs_cell = cells[PM_CELL_VARS];
+    t->peer_bytes_cell = cells[PM_CELL_VARS + 1];
+    t->requests_cell = cells[PM_CELL_VARS + 2];
+    t->peer_cells = t->peer_msgs.count;
+    t->owner = sites[0]->owner;
+    t->incarnation = sites[0]->incarnation;
+    t->fast_comm = c;
+    return PVAR_LOAD_RELAXED_(t->owner) == t->incarnation;
 }

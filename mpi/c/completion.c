@@ -23,21 +23,17 @@
 
 #include "interpose.h"
 
-/* The level the watermark sees (the LEVEL itself is per-thread cells). */
-static _Atomic int64_t outstanding;
-
-void pm_requests_started(int n) {
-    for (int i = 0; i < n; i++)
-        PVAR_LEVEL_INC(pm_vars.requests);
-    int64_t now = atomic_fetch_add_explicit(&outstanding, n, memory_order_relaxed) + n;
-    pvar_watermark_update(pm_vars.requests_max, now > 0 ? (uint64_t)now : 0);
+/* The slow paths of pm_requests_add (interpose.h). */
+void pm_requests_level_slow(int64_t n) {
+    for (; n > 0; n--)
+        pvar_inc(pm_vars.requests);
+    for (; n < 0; n++)
+        pvar_dec(pm_vars.requests);
 }
 
-void pm_requests_done(int n) {
-    for (int i = 0; i < n; i++)
-        PVAR_LEVEL_DEC(pm_vars.requests);
-    int64_t now = atomic_fetch_sub_explicit(&outstanding, n, memory_order_relaxed) - n;
-    pvar_watermark_update(pm_vars.requests_max, now > 0 ? (uint64_t)now : 0);
+void pm_requests_report(pm_tls *t, int64_t now) {
+    t->reported = now;
+    pvar_watermark_update(pm_vars.requests_max, (uint64_t)now);
 }
 
 /* ---- persistent requests ----------------------------------------------- */
@@ -170,14 +166,14 @@ int MPI_Request_free(MPI_Request *request) {
 
 /* ---- wait ------------------------------------------------------------------ */
 
-static void wait_start(void) {
-    PVAR_COUNTER_INC(pm_vars.wait_calls);
-    if (PM_ON && pm_timing)
+static inline void wait_start(void) {
+    pm_count(wait_calls);
+    if (PM_ON && __builtin_expect(pm_timing >= PM_TIME_ALL, 0))
         pvar_timer_start(pm_vars.wait_time);
 }
 
-static void wait_stop(void) {
-    if (PM_ON && pm_timing)
+static inline void wait_stop(void) {
+    if (PM_ON && __builtin_expect(pm_timing >= PM_TIME_ALL, 0))
         pvar_timer_stop(pm_vars.wait_time);
 }
 
@@ -225,7 +221,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     MPI_Request before = *request;
-    PVAR_COUNTER_INC(pm_vars.test_calls);
+    pm_count(test_calls);
     int rc = PMPI_Test(request, flag, status);
     if (PM_ON && rc == MPI_SUCCESS && *flag && before != MPI_REQUEST_NULL)
         completed(*request);
@@ -235,7 +231,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[]) {
     int before = PM_ON ? non_null(count, array_of_requests) : 0;
-    PVAR_COUNTER_INC(pm_vars.test_calls);
+    pm_count(test_calls);
     int rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     if (PM_ON && rc == MPI_SUCCESS && *flag)
         completed_all(count, array_of_requests, before);
@@ -244,7 +240,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                 MPI_Status *status) {
-    PVAR_COUNTER_INC(pm_vars.test_calls);
+    pm_count(test_calls);
     int rc = PMPI_Testany(count, array_of_requests, index, flag, status);
     if (PM_ON && rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
         completed(array_of_requests[*index]);
@@ -253,7 +249,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[]) {
-    PVAR_COUNTER_INC(pm_vars.test_calls);
+    pm_count(test_calls);
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
                            array_of_statuses);
     if (PM_ON && rc == MPI_SUCCESS)

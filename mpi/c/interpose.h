@@ -142,16 +142,42 @@ typedef struct pm_comm {
     pvar_var var[PM_BOUND_VARS]; /* this communicator's instances */
 } pm_comm;
 
-/* Per thread: the last communicator looked up, valid while the global
- * generation (bumped whenever an entry is created or removed) is
- * unchanged, and the use-site caches of its cell variables. The caches
- * are emptied whenever the entry is refreshed, so they never serve a
- * variable handle freed (and its address reused) since. */
+/* Per thread, everything one wrapper touches, in one thread-local block
+ * (one %fs-relative base): the last communicator looked up, valid while
+ * the global generation (bumped whenever an entry is created or removed)
+ * is unchanged, and the use-site caches of its cell variables (emptied
+ * whenever the entry is refreshed, so they never serve a variable handle
+ * freed, and its address reused, since); the use-site caches of the
+ * unbound cell variables; the last predefined datatype's size; and this
+ * thread's outstanding requests with the highest count it has given the
+ * watermark. */
 typedef struct pm_tls {
     uint64_t key;
     uint64_t gen;
     pm_comm *comm;
     pvar_site site[PM_CELL_VARS];
+    /* Unbound cell variables (handles live from MPI_Init to exit). */
+    pvar_site peer_msgs, peer_bytes, requests, wait_calls, test_calls, probe_calls;
+    /* A predefined (MPI_COMBINER_NAMED) datatype and its size: those never
+     * change, so the entry needs no invalidation. type_size 0: empty. */
+    MPI_Datatype type;
+    uint64_t type_size;
+    /* The fast block: this thread's cells (element 0) of `fast_comm`'s
+     * cell variables and of the unbound point-to-point ones, filled from
+     * the sites above when they all cache cells of one thread record, so
+     * that one check (the record's owner word still holds `incarnation`)
+     * validates them all. fast_comm NULL: empty; emptied with the sites
+     * (pm_comm_lookup). */
+    const pm_comm *fast_comm;
+    const uint64_t *owner;
+    uint64_t incarnation;
+    uint64_t *cell[PM_CELL_VARS];
+    uint64_t *peer_msgs_cell, *peer_bytes_cell, *requests_cell;
+    size_t peer_cells; /* elements of the peer arrays */
+    /* Requests started minus completed on this thread, and the highest
+     * value passed to pvar_watermark_update. */
+    int64_t outstanding;
+    int64_t reported;
 } pm_tls;
 
 extern _Thread_local pm_tls pm_tls_cache;
@@ -195,48 +221,100 @@ static inline void pm_add(const pm_comm *c, enum pm_bound v, size_t i, uint64_t 
         pvar_add_at(var, i, n);
 }
 
-/* The timers are on (pvar_mpi_time, read at MPI_Init; the cvar is frozen
- * afterwards). Two clock reads per blocking call are most of what the
- * interposer costs a small message (docs/mpi.md, "Overhead"). */
+/* Fills the fast block for `c` (comms.c); returns nonzero if it serves. */
+int pm_fast_fill(pm_tls *t, const pm_comm *c);
+
+/* The fast block serves `c` (an entry pm_comm_entry returned on this
+ * thread): one compare with the cached entry, one load of the owner word. */
+static inline int pm_fast(pm_tls *t, const pm_comm *c) {
+    if (__builtin_expect(t->fast_comm == c && c != NULL &&
+                             PVAR_LOAD_RELAXED_(t->owner) == t->incarnation,
+                         1))
+        return 1;
+    return pm_fast_fill(t, c);
+}
+
+/* Adds n to this thread's cell of the unbound cell variable v through
+ * `site` (a member of pm_tls_cache). */
+static inline void pm_add_unbound(pvar_site *site, pvar_var v, size_t i, uint64_t n) {
+    if (!PM_ON)
+        return;
+    uint64_t *cell = pvar_site_cell(site, v, i, PVAR_SITE_INT);
+    if (cell)
+        pvar_local_add(cell, n);
+    else
+        pvar_add_at(v, i, n);
+}
+#define pm_count(field) pm_add_unbound(&pm_tls_cache.field, pm_vars.field, 0, 1)
+
+/* What the timers time (pvar_mpi_time, read at MPI_Init; the cvar is
+ * frozen afterwards): nothing, the blocking collectives (default), or
+ * every blocking call (point-to-point and MPI_Wait* too). Two clock reads
+ * and two engine calls cost about 13 ns: nothing next to a collective,
+ * 4 % of a shared-memory message (docs/mpi.md, "Overhead"). */
+enum pm_time_mode { PM_TIME_OFF = 0, PM_TIME_COLL = 1, PM_TIME_ALL = 2 };
 extern int pm_timing;
 
+static inline int pm_timed(enum pm_bound v) {
+    return pm_timing >= (v == PM_COLL_TIME ? PM_TIME_COLL : PM_TIME_ALL);
+}
 static inline void pm_time_start(const pm_comm *c, enum pm_bound v, size_t i) {
-    if (c && pm_timing)
+    if (c && __builtin_expect(pm_timed(v), v == PM_COLL_TIME))
         pvar_timer_start_at(c->var[v], i);
 }
 static inline void pm_time_stop(const pm_comm *c, enum pm_bound v, size_t i) {
-    if (c && pm_timing)
+    if (c && __builtin_expect(pm_timed(v), v == PM_COLL_TIME))
         pvar_timer_stop_at(c->var[v], i);
 }
 
 /* ---- what the wrappers record ------------------------------------------ */
+
+/* The size of `type` (valid: the MPI call that named it succeeded), or
+ * -1. Predefined datatypes are remembered per thread, one at a time: their
+ * sizes never change; a derived datatype's handle can be freed and reused
+ * for another type, so those are asked every time. */
+MPI_Count pm_type_size_miss(pm_tls *t, MPI_Datatype type);
+static inline MPI_Count pm_type_size(MPI_Datatype type) {
+    pm_tls *t = &pm_tls_cache;
+    if (__builtin_expect(t->type == type && t->type_size != 0, 1))
+        return (MPI_Count)t->type_size;
+    return pm_type_size_miss(t, type);
+}
 
 /* count elements of `type` in bytes (0 for count <= 0). Call only after the
  * MPI call succeeded, so `type` is valid. */
 static inline uint64_t pm_bytes(MPI_Count count, MPI_Datatype type) {
     if (count <= 0)
         return 0;
-    int size;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS)
-        return 0;
-    if (size != MPI_UNDEFINED)
-        return (uint64_t)count * (uint64_t)size;
-    MPI_Count big; /* a type larger than INT_MAX bytes */
-    if (PMPI_Type_size_x(type, &big) != MPI_SUCCESS || big < 0)
-        return 0;
-    return (uint64_t)count * (uint64_t)big;
+    MPI_Count size = pm_type_size(type);
+    return size > 0 ? (uint64_t)count * (uint64_t)size : 0;
 }
 
 /* A message of `bytes` to rank `dest` of the entry's (remote) group. */
 static inline void pm_sent_bytes(const pm_comm *c, int dest, uint64_t bytes) {
+    pm_tls *t = &pm_tls_cache;
+    if (__builtin_expect(pm_fast(t, c), 1)) {
+        pvar_local_add(t->cell[PM_SEND_CALLS], 1);
+        if (dest == MPI_PROC_NULL)
+            return;
+        pvar_local_add(t->cell[PM_SEND_BYTES], bytes);
+        if (dest >= 0 && dest < c->peers) {
+            int w = c->world_rank[dest];
+            if (w >= 0 && (size_t)w < t->peer_cells) {
+                pvar_local_add(t->peer_msgs_cell + w, 1);
+                pvar_local_add(t->peer_bytes_cell + w, bytes);
+            }
+        }
+        return;
+    }
     pm_add(c, PM_SEND_CALLS, 0, 1);
     if (dest == MPI_PROC_NULL)
         return;
     pm_add(c, PM_SEND_BYTES, 0, bytes);
     if (dest >= 0 && dest < c->peers && c->world_rank[dest] >= 0) {
         size_t w = (size_t)c->world_rank[dest];
-        PVAR_COUNTER_INC_AT(pm_vars.peer_msgs, w);
-        PVAR_AGGREGATE_ADD_AT(pm_vars.peer_bytes, w, bytes);
+        pm_add_unbound(&pm_tls_cache.peer_msgs, pm_vars.peer_msgs, w, 1);
+        pm_add_unbound(&pm_tls_cache.peer_bytes, pm_vars.peer_bytes, w, bytes);
     }
 }
 static inline void pm_sent(const pm_comm *c, int dest, int count, MPI_Datatype type) {
@@ -246,17 +324,38 @@ static inline void pm_sent(const pm_comm *c, int dest, int count, MPI_Datatype t
 /* A receive: posted (nonblocking: the buffer's bytes) or completed
  * (blocking: the bytes the status reports). */
 static inline void pm_received_bytes(const pm_comm *c, uint64_t bytes) {
+    pm_tls *t = &pm_tls_cache;
+    if (__builtin_expect(pm_fast(t, c), 1)) {
+        pvar_local_add(t->cell[PM_RECV_CALLS], 1);
+        pvar_local_add(t->cell[PM_RECV_BYTES], bytes);
+        return;
+    }
     pm_add(c, PM_RECV_CALLS, 0, 1);
     pm_add(c, PM_RECV_BYTES, 0, bytes);
 }
 static inline void pm_posted(const pm_comm *c, int source, int count, MPI_Datatype type) {
     pm_received_bytes(c, source == MPI_PROC_NULL ? 0 : pm_bytes(count, type));
 }
-static inline void pm_received(const pm_comm *c, const MPI_Status *status) {
+/* The bytes a receive's status reports. Read from the library's own
+ * status fields where their layout is known (Open MPI 4/5: _ucount;
+ * MPICH: count_lo and count_hi_and_cancelled, as MPIR_STATUS_GET_COUNT),
+ * else asked with MPI_Get_elements_x in bytes. */
+static inline uint64_t pm_status_bytes(const MPI_Status *status) {
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 4 && OMPI_MAJOR_VERSION <= 5
+    return (uint64_t)status->_ucount;
+#elif defined(MPICH) && defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 30400000 &&         \
+    MPICH_NUMVERSION < 50000000
+    return ((uint64_t)(uint32_t)status->count_lo) |
+           ((uint64_t)(uint32_t)(status->count_hi_and_cancelled >> 1) << 32);
+#else
     MPI_Count n = 0;
     if (PMPI_Get_elements_x(status, MPI_BYTE, &n) != MPI_SUCCESS || n < 0)
         n = 0;
-    pm_received_bytes(c, (uint64_t)n);
+    return (uint64_t)n;
+#endif
+}
+static inline void pm_received(const pm_comm *c, const MPI_Status *status) {
+    pm_received_bytes(c, pm_status_bytes(status));
 }
 
 /* Where a blocking receive's status goes: the caller's, or `own` when the
@@ -267,10 +366,35 @@ static inline MPI_Status *pm_status(const pm_comm *c, MPI_Status *status, MPI_St
 
 /* ---- requests (completion.c) ------------------------------------------- */
 
-/* Outstanding requests: +n when nonblocking or persistent requests start
- * (pvar_mpi_requests_outstanding, and the watermark). */
-void pm_requests_started(int n);
-void pm_requests_done(int n);
+/* Outstanding requests: +n when nonblocking or persistent requests start,
+ * -n when they complete. The LEVEL pvar_mpi_requests_outstanding is this
+ * thread's cell (+n/-n in one update; the engine sums the threads: exact);
+ * the watermark is fed from this thread's own count, and only when it
+ * exceeds the highest this thread has reported (so the engine is called
+ * a handful of times per run, not per request). */
+void pm_requests_report(pm_tls *t, int64_t now);
+void pm_requests_level_slow(int64_t n);
+static inline void pm_requests_add(int64_t n) {
+    if (!PM_ON)
+        return;
+    pm_tls *t = &pm_tls_cache;
+    uint64_t *cell;
+    if (__builtin_expect(t->fast_comm != NULL && PVAR_LOAD_RELAXED_(t->owner) == t->incarnation,
+                         1))
+        cell = t->requests_cell;
+    else
+        cell = pvar_site_cell(&t->requests, pm_vars.requests, 0, PVAR_SITE_INT);
+    if (cell)
+        pvar_local_add(cell, (uint64_t)n); /* the cell holds a wrapping delta */
+    else
+        pm_requests_level_slow(n);
+    int64_t now = t->outstanding + n;
+    t->outstanding = now;
+    if (__builtin_expect(now > t->reported, 0))
+        pm_requests_report(t, now);
+}
+static inline void pm_requests_started(int n) { pm_requests_add(n); }
+static inline void pm_requests_done(int n) { pm_requests_add(-(int64_t)n); }
 
 /* After a call that returns a new nonpersistent request in *request. */
 static inline void pm_request_started(int rc, const MPI_Request *request) {

@@ -51,7 +51,8 @@ static void start(void) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
     pm_vars_register(world_size);
-    pm_timing = pm_vars.time != NULL && pvar_cvar_get_int(pm_vars.time) != 0;
+    int64_t mode = pm_vars.time != NULL ? pvar_cvar_get_int(pm_vars.time) : PM_TIME_COLL;
+    pm_timing = mode <= PM_TIME_OFF ? PM_TIME_OFF : mode >= PM_TIME_ALL ? PM_TIME_ALL : PM_TIME_COLL;
     if (pm_vars.time != NULL)
         pvar_cvar_freeze(pm_vars.time, 1);
     pm_comms_start();

@@ -187,7 +187,7 @@ static pm_comm *message_received(MPI_Message message) {
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     pm_comm *c = pm_comm_of(comm);
-    PVAR_COUNTER_INC(pm_vars.probe_calls);
+    pm_count(probe_calls);
     pm_time_start(c, PM_P2P_TIME, 0);
     int rc = PMPI_Probe(source, tag, comm, status);
     pm_time_stop(c, PM_P2P_TIME, 0);
@@ -195,13 +195,13 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
-    PVAR_COUNTER_INC(pm_vars.probe_calls);
+    pm_count(probe_calls);
     return PMPI_Iprobe(source, tag, comm, flag, status);
 }
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
     pm_comm *c = pm_comm_of(comm);
-    PVAR_COUNTER_INC(pm_vars.probe_calls);
+    pm_count(probe_calls);
     pm_time_start(c, PM_P2P_TIME, 0);
     int rc = PMPI_Mprobe(source, tag, comm, message, status);
     pm_time_stop(c, PM_P2P_TIME, 0);
@@ -213,7 +213,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status) {
     pm_comm *c = pm_comm_of(comm);
-    PVAR_COUNTER_INC(pm_vars.probe_calls);
+    pm_count(probe_calls);
     int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
     if (c != NULL && rc == MPI_SUCCESS && *flag)
         message_matched(*message, comm);

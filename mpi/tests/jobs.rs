@@ -719,7 +719,14 @@ fn run_reported(
         ("LD_PRELOAD", lib.display().to_string()),
         ("PVAR_MPI_REPORT_JSON", json.display().to_string()),
     ];
-    env.extend(extra_env.iter().cloned());
+    // Every timer on, so that the tests can check they moved, unless the
+    // test chooses (the default, `coll`, times collectives only). An empty
+    // value in `extra_env` leaves that variable out of the job's
+    // environment.
+    if !extra_env.iter().any(|(k, _)| *k == "PVAR_MPI_TIME") {
+        env.push(("PVAR_MPI_TIME", "all".to_string()));
+    }
+    env.extend(extra_env.iter().filter(|(_, v)| !v.is_empty()).cloned());
     let job = run(f.mpiexec(n, &env, &f.program(program), args));
     job.assert_success();
     let report = Report::read(&json, &job.context());
@@ -728,6 +735,41 @@ fn run_reported(
 
 // ---------------------------------------------------------------------------
 // The tests
+
+#[test]
+fn default_timing_times_collectives_only() {
+    for f in flavours("default_timing_times_collectives_only") {
+        for (setting, p2p_timed) in [(None, false), (Some("all"), true), (Some("off"), false)] {
+            let env: Vec<(&str, String)> = setting
+                .map(|s| vec![("PVAR_MPI_TIME", s.to_string())])
+                // Empty: no PVAR_MPI_TIME in the job (the library's default).
+                .unwrap_or_else(|| vec![("PVAR_MPI_TIME", String::new())]);
+            let (job, report, _tmp) =
+                run_reported(&f, &f.lib(), 2, "ring", &["-i", "4", "-n", "16"], &env);
+            let ctx = format!("PVAR_MPI_TIME={setting:?}\n{}", job.context());
+            let coll_timed = setting != Some("off");
+            for r in 0..2 {
+                let p2p = report
+                    .float("pvar_mpi_p2p_time", Some("MPI_COMM_WORLD"), 0, r)
+                    .unwrap_or(0.0);
+                let wait = report
+                    .float("pvar_mpi_wait_time", None, 0, r)
+                    .unwrap_or(0.0);
+                // Element 3: allreduce (ring calls MPI_Allreduce on MPI_COMM_WORLD).
+                let coll = report
+                    .float("pvar_mpi_coll_time", Some("MPI_COMM_WORLD"), 3, r)
+                    .unwrap_or(0.0);
+                assert_eq!(p2p > 0.0, p2p_timed, "rank {r}: p2p time {p2p}\n{ctx}");
+                assert_eq!(wait > 0.0, p2p_timed, "rank {r}: wait time {wait}\n{ctx}");
+                assert_eq!(
+                    coll > 0.0,
+                    coll_timed,
+                    "rank {r}: allreduce time {coll}\n{ctx}"
+                );
+            }
+        }
+    }
+}
 
 #[test]
 fn ring_reports_exactly_what_the_program_counted() {
