@@ -17,7 +17,7 @@
  * for pvar_mpi_report_every. MPI_Ialltoallw and the nonblocking
  * neighbourhood collectives are wrapped only to count their requests.
  */
-#include "interpose.h"
+#include "record.h"
 
 static void collective(const pm_comm *c, enum pm_kind kind, uint64_t bytes) {
     pm_add(c, PM_COLL_CALLS, kind, 1);

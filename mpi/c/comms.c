@@ -10,7 +10,7 @@
  * before the handle can be reused. MPI_COMM_WORLD and MPI_COMM_SELF get
  * theirs at MPI_Init.
  *
- * The hot path is pm_comm_of() (interpose.h): a thread-local one-entry
+ * The hot path is pm_comm_of() (record.h): a thread-local one-entry
  * cache validated by pm_comm_gen. On a miss, a lock-free lookup in the
  * table; the mutex is taken only to make or remove an entry. The same
  * table type keeps the persistent requests (completion.c) and the matched
@@ -21,6 +21,16 @@
 #include <stdlib.h>
 
 #include "interpose.h"
+
+/* ---- recording state ---------------------------------------------------- */
+
+/* Between MPI_Init and MPI_Finalize (lifecycle.c sets it): entries are made
+ * only then. */
+static atomic_int running;
+
+int pm_running(void) { return atomic_load_explicit(&running, memory_order_acquire); }
+
+void pm_running_set(int on) { atomic_store_explicit(&running, on, memory_order_release); }
 
 /* ---- handle tables ---------------------------------------------------- */
 
@@ -442,7 +452,7 @@ int MPI_Comm_disconnect(MPI_Comm *comm) {
 
 /* ---- datatype sizes ---------------------------------------------------------- */
 
-/* The miss path of pm_type_size (interpose.h): asks the library, and keeps
+/* The miss path of pm_type_size (record.h): asks the library, and keeps
  * the answer in the thread's one-entry cache if `type` is predefined. */
 MPI_Count pm_type_size_miss(pm_tls *t, MPI_Datatype type) {
     int size, ni, na, nd, combiner;
@@ -462,7 +472,7 @@ MPI_Count pm_type_size_miss(pm_tls *t, MPI_Datatype type) {
     return big;
 }
 
-/* ---- the fast block (interpose.h) -------------------------------------------- */
+/* ---- the fast block (record.h) ------------------------------------------------ */
 
 int pm_fast_fill(pm_tls *t, const pm_comm *c) {
     t->fast_comm = NULL;

@@ -21,20 +21,7 @@
  */
 #include <stdlib.h>
 
-#include "interpose.h"
-
-/* The slow paths of pm_requests_add (interpose.h). */
-void pm_requests_level_slow(int64_t n) {
-    for (; n > 0; n--)
-        pvar_inc(pm_vars.requests);
-    for (; n < 0; n++)
-        pvar_dec(pm_vars.requests);
-}
-
-void pm_requests_report(pm_tls *t, int64_t now) {
-    t->reported = now;
-    pvar_watermark_update(pm_vars.requests_max, (uint64_t)now);
-}
+#include "record.h"
 
 /* ---- persistent requests ----------------------------------------------- */
 

@@ -9,9 +9,13 @@
  * pvar_local_add: a thread-local access and the cell's load and store),
  * timers and the watermark through the update functions.
  *
+ * This header holds the types and the declarations every C file shares;
+ * the inline recording path the wrappers call is record.h, on top of the
+ * files that implement its slow paths (comms.c, requests.c).
+ *
  * The `off` library is built with -DPVAR_MPI_COMPILE_OUT (and linked with
  * the engine built with `compile-out`): PM_ON is then 0, pm_comm_of()
- * returns NULL and every recording step below is dead code the compiler
+ * returns NULL and every recording step of record.h is dead code the compiler
  * drops, so each wrapper is a plain call of its PMPI_ function — no clock
  * read, no table lookup, no type size query. pvar.h's PVAR_NO_UPDATES
  * makes its use-site macros nothing as well. Registration, the report at
@@ -192,225 +196,35 @@ void pm_comms_stop(void);                          /* MPI_Finalize */
 size_t pm_comm_labels(uint64_t **objects, char ***labels);
 void pm_comm_labels_free(uint64_t *objects, char **labels, size_t n);
 
-/* The entry of `comm`, made at its first use if `make`; NULL when not
- * recording (off build, before MPI_Init, after MPI_Finalize), for
- * MPI_COMM_NULL, or when there is none (not `make`) or it cannot be made. */
-static inline pm_comm *pm_comm_entry(MPI_Comm comm, int make) {
-    if (!PM_ON)
-        return NULL;
-    pm_tls *t = &pm_tls_cache;
-    uint64_t key = pm_comm_key(comm);
-    if (__builtin_expect(t->comm != NULL && t->key == key &&
-                             t->gen == atomic_load_explicit(&pm_comm_gen, memory_order_acquire),
-                         1))
-        return t->comm;
-    return pm_comm_lookup(t, comm, make);
-}
-
-/* The entry of a communicator the caller passed to this call (so it is
- * valid): made at its first use. */
-static inline pm_comm *pm_comm_of(MPI_Comm comm) { return pm_comm_entry(comm, 1); }
-
-/* Adds n to element i of the entry's cell variable v on this thread. */
-static inline void pm_add(const pm_comm *c, enum pm_bound v, size_t i, uint64_t n) {
-    pvar_var var = c->var[v];
-    uint64_t *cell = pvar_site_cell(&pm_tls_cache.site[v], var, i, PVAR_SITE_INT);
-    if (cell)
-        pvar_local_add(cell, n);
-    else
-        pvar_add_at(var, i, n);
-}
-
-/* Fills the fast block for `c` (comms.c); returns nonzero if it serves. */
+/* Implemented in comms.c: the fast block's fill (nonzero if it serves `c`)
+ * and the miss path of the per-thread datatype size (record.h). */
 int pm_fast_fill(pm_tls *t, const pm_comm *c);
+MPI_Count pm_type_size_miss(pm_tls *t, MPI_Datatype type);
 
-/* The fast block serves `c` (an entry pm_comm_entry returned on this
- * thread): one compare with the cached entry, one load of the owner word. */
-static inline int pm_fast(pm_tls *t, const pm_comm *c) {
-    if (__builtin_expect(t->fast_comm == c && c != NULL &&
-                             PVAR_LOAD_RELAXED_(t->owner) == t->incarnation,
-                         1))
-        return 1;
-    return pm_fast_fill(t, c);
-}
-
-/* Adds n to this thread's cell of the unbound cell variable v through
- * `site` (a member of pm_tls_cache). */
-static inline void pm_add_unbound(pvar_site *site, pvar_var v, size_t i, uint64_t n) {
-    if (!PM_ON)
-        return;
-    uint64_t *cell = pvar_site_cell(site, v, i, PVAR_SITE_INT);
-    if (cell)
-        pvar_local_add(cell, n);
-    else
-        pvar_add_at(v, i, n);
-}
-#define pm_count(field) pm_add_unbound(&pm_tls_cache.field, pm_vars.field, 0, 1)
-
-/* What the timers time (pvar_mpi_time, read at MPI_Init; the cvar is
- * frozen afterwards): nothing, the blocking collectives (default), or
- * every blocking call (point-to-point and MPI_Wait* too). Two clock reads
- * and two engine calls cost about 13 ns: nothing next to a collective,
- * 4 % of a shared-memory message (docs/mpi.md, "Overhead"). */
+/* What the timers time (pvar_mpi_time, read at MPI_Init by lifecycle.c;
+ * the cvar is frozen afterwards): nothing, the blocking collectives
+ * (default), or every blocking call (point-to-point and MPI_Wait* too).
+ * Two clock reads and two engine calls cost about 13 ns: nothing next to
+ * a collective, 4 % of a shared-memory message (docs/mpi.md, "Overhead"). */
 enum pm_time_mode { PM_TIME_OFF = 0, PM_TIME_COLL = 1, PM_TIME_ALL = 2 };
 extern int pm_timing;
 
-static inline int pm_timed(enum pm_bound v) {
-    return pm_timing >= (v == PM_COLL_TIME ? PM_TIME_COLL : PM_TIME_ALL);
-}
-static inline void pm_time_start(const pm_comm *c, enum pm_bound v, size_t i) {
-    if (c && __builtin_expect(pm_timed(v), v == PM_COLL_TIME))
-        pvar_timer_start_at(c->var[v], i);
-}
-static inline void pm_time_stop(const pm_comm *c, enum pm_bound v, size_t i) {
-    if (c && __builtin_expect(pm_timed(v), v == PM_COLL_TIME))
-        pvar_timer_stop_at(c->var[v], i);
-}
-
-/* ---- what the wrappers record ------------------------------------------ */
-
-/* The size of `type` (valid: the MPI call that named it succeeded), or
- * -1. Predefined datatypes are remembered per thread, one at a time: their
- * sizes never change; a derived datatype's handle can be freed and reused
- * for another type, so those are asked every time. */
-MPI_Count pm_type_size_miss(pm_tls *t, MPI_Datatype type);
-static inline MPI_Count pm_type_size(MPI_Datatype type) {
-    pm_tls *t = &pm_tls_cache;
-    if (__builtin_expect(t->type == type && t->type_size != 0, 1))
-        return (MPI_Count)t->type_size;
-    return pm_type_size_miss(t, type);
-}
-
-/* count elements of `type` in bytes (0 for count <= 0). Call only after the
- * MPI call succeeded, so `type` is valid. */
-static inline uint64_t pm_bytes(MPI_Count count, MPI_Datatype type) {
-    if (count <= 0)
-        return 0;
-    MPI_Count size = pm_type_size(type);
-    return size > 0 ? (uint64_t)count * (uint64_t)size : 0;
-}
-
-/* A message of `bytes` to rank `dest` of the entry's (remote) group. */
-static inline void pm_sent_bytes(const pm_comm *c, int dest, uint64_t bytes) {
-    pm_tls *t = &pm_tls_cache;
-    if (__builtin_expect(pm_fast(t, c), 1)) {
-        pvar_local_add(t->cell[PM_SEND_CALLS], 1);
-        if (dest == MPI_PROC_NULL)
-            return;
-        pvar_local_add(t->cell[PM_SEND_BYTES], bytes);
-        if (dest >= 0 && dest < c->peers) {
-            int w = c->world_rank[dest];
-            if (w >= 0 && (size_t)w < t->peer_cells) {
-                pvar_local_add(t->peer_msgs_cell + w, 1);
-                pvar_local_add(t->peer_bytes_cell + w, bytes);
-            }
-        }
-        return;
-    }
-    pm_add(c, PM_SEND_CALLS, 0, 1);
-    if (dest == MPI_PROC_NULL)
-        return;
-    pm_add(c, PM_SEND_BYTES, 0, bytes);
-    if (dest >= 0 && dest < c->peers && c->world_rank[dest] >= 0) {
-        size_t w = (size_t)c->world_rank[dest];
-        pm_add_unbound(&pm_tls_cache.peer_msgs, pm_vars.peer_msgs, w, 1);
-        pm_add_unbound(&pm_tls_cache.peer_bytes, pm_vars.peer_bytes, w, bytes);
-    }
-}
-static inline void pm_sent(const pm_comm *c, int dest, int count, MPI_Datatype type) {
-    pm_sent_bytes(c, dest, dest == MPI_PROC_NULL ? 0 : pm_bytes(count, type));
-}
-
-/* A receive: posted (nonblocking: the buffer's bytes) or completed
- * (blocking: the bytes the status reports). */
-static inline void pm_received_bytes(const pm_comm *c, uint64_t bytes) {
-    pm_tls *t = &pm_tls_cache;
-    if (__builtin_expect(pm_fast(t, c), 1)) {
-        pvar_local_add(t->cell[PM_RECV_CALLS], 1);
-        pvar_local_add(t->cell[PM_RECV_BYTES], bytes);
-        return;
-    }
-    pm_add(c, PM_RECV_CALLS, 0, 1);
-    pm_add(c, PM_RECV_BYTES, 0, bytes);
-}
-static inline void pm_posted(const pm_comm *c, int source, int count, MPI_Datatype type) {
-    pm_received_bytes(c, source == MPI_PROC_NULL ? 0 : pm_bytes(count, type));
-}
-/* The bytes a receive's status reports. Read from the library's own
- * status fields where their layout is known (Open MPI 4/5: _ucount;
- * MPICH: count_lo and count_hi_and_cancelled, as MPIR_STATUS_GET_COUNT),
- * else asked with MPI_Get_elements_x in bytes. */
-static inline uint64_t pm_status_bytes(const MPI_Status *status) {
-#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 4 && OMPI_MAJOR_VERSION <= 5
-    return (uint64_t)status->_ucount;
-#elif defined(MPICH) && defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 30400000 &&         \
-    MPICH_NUMVERSION < 50000000
-    return ((uint64_t)(uint32_t)status->count_lo) |
-           ((uint64_t)(uint32_t)(status->count_hi_and_cancelled >> 1) << 32);
-#else
-    MPI_Count n = 0;
-    if (PMPI_Get_elements_x(status, MPI_BYTE, &n) != MPI_SUCCESS || n < 0)
-        n = 0;
-    return (uint64_t)n;
-#endif
-}
-static inline void pm_received(const pm_comm *c, const MPI_Status *status) {
-    pm_received_bytes(c, pm_status_bytes(status));
-}
-
-/* Where a blocking receive's status goes: the caller's, or `own` when the
- * caller ignores it and the bytes must be read from it. */
-static inline MPI_Status *pm_status(const pm_comm *c, MPI_Status *status, MPI_Status *own) {
-    return c != NULL && status == MPI_STATUS_IGNORE ? own : status;
-}
-
-/* ---- requests (completion.c) ------------------------------------------- */
-
-/* Outstanding requests: +n when nonblocking or persistent requests start,
- * -n when they complete. The LEVEL pvar_mpi_requests_outstanding is this
- * thread's cell (+n/-n in one update; the engine sums the threads: exact);
- * the watermark is fed from this thread's own count, and only when it
- * exceeds the highest this thread has reported (so the engine is called
- * a handful of times per run, not per request). */
+/* Implemented in requests.c: the slow paths of the outstanding-request
+ * accounting (record.h, pm_requests_add). */
 void pm_requests_report(pm_tls *t, int64_t now);
 void pm_requests_level_slow(int64_t n);
-static inline void pm_requests_add(int64_t n) {
-    if (!PM_ON)
-        return;
-    pm_tls *t = &pm_tls_cache;
-    uint64_t *cell;
-    if (__builtin_expect(t->fast_comm != NULL && PVAR_LOAD_RELAXED_(t->owner) == t->incarnation,
-                         1))
-        cell = t->requests_cell;
-    else
-        cell = pvar_site_cell(&t->requests, pm_vars.requests, 0, PVAR_SITE_INT);
-    if (cell)
-        pvar_local_add(cell, (uint64_t)n); /* the cell holds a wrapping delta */
-    else
-        pm_requests_level_slow(n);
-    int64_t now = t->outstanding + n;
-    t->outstanding = now;
-    if (__builtin_expect(now > t->reported, 0))
-        pm_requests_report(t, now);
-}
-static inline void pm_requests_started(int n) { pm_requests_add(n); }
-static inline void pm_requests_done(int n) { pm_requests_add(-(int64_t)n); }
-
-/* After a call that returns a new nonpersistent request in *request. */
-static inline void pm_request_started(int rc, const MPI_Request *request) {
-    if (PM_ON && rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
-        pm_requests_started(1);
-}
 
 /* The persistent requests the interposer made (MPI_*_init of p2p.c). */
 enum pm_op { PM_OP_SEND, PM_OP_RECV };
 void pm_persistent_add(MPI_Request request, enum pm_op op, MPI_Comm comm, int peer,
                        uint64_t bytes);
 
-/* ---- collectives and the report (lifecycle.c) ---------------------------- */
+/* ---- recording state and the report (comms.c, lifecycle.c) --------------- */
 
-/* Recording is on: between MPI_Init and MPI_Finalize. */
+/* Recording is on: between MPI_Init and MPI_Finalize (comms.c; set by
+ * lifecycle.c). */
 int pm_running(void);
+void pm_running_set(int on);
 /* A collective on MPI_COMM_WORLD completed: every pvar_mpi_report_every-th
  * makes a report. */
 void pm_world_collective(void);

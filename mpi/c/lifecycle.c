@@ -32,25 +32,20 @@ int pvar_mpi_report_write(const uint8_t *all, const size_t *lens, int nranks, in
                           const char *json_path);
 void pvar_mpi_report_free(uint8_t *buf, size_t len);
 
-static atomic_int running;
 static MPI_Comm report_comm = MPI_COMM_NULL;
-static int world_rank, world_size;
+static int job_rank, job_size;
 /* Collectives on MPI_COMM_WORLD so far (they are ordered: no two threads
  * call one at the same time). */
 static _Atomic uint64_t world_collectives;
 
 int pm_timing;
 
-int pm_running(void) {
-    return atomic_load_explicit(&running, memory_order_acquire);
-}
-
 static void start(void) {
     if (pm_running())
         return;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    pm_vars_register(world_size);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &job_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &job_size);
+    pm_vars_register(job_size);
     int64_t mode = pm_vars.time != NULL ? pvar_cvar_get_int(pm_vars.time) : PM_TIME_COLL;
     pm_timing = mode <= PM_TIME_OFF ? PM_TIME_OFF : mode >= PM_TIME_ALL ? PM_TIME_ALL : PM_TIME_COLL;
     if (pm_vars.time != NULL)
@@ -59,7 +54,7 @@ static void start(void) {
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &report_comm) != MPI_SUCCESS)
         report_comm = MPI_COMM_NULL;
     pvar_mpi_report_init();
-    atomic_store_explicit(&running, 1, memory_order_release);
+    pm_running_set(1);
 }
 
 /* ---- the report ------------------------------------------------------------ */
@@ -73,9 +68,9 @@ static int gather_payloads(const uint8_t *buf, size_t len, size_t *lens, uint8_t
     uint64_t mine = len, block = 1, blocks = 0;
     if (PMPI_Gather(&mine, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, report_comm) != MPI_SUCCESS)
         return -1;
-    while (world_rank == 0) {
+    while (job_rank == 0) {
         blocks = 0;
-        for (int r = 0; r < world_size; r++)
+        for (int r = 0; r < job_size; r++)
             blocks += (lens[r] + block - 1) / block;
         if (blocks <= INT_MAX || block > (UINT64_C(1) << 30))
             break;
@@ -91,12 +86,12 @@ static int gather_payloads(const uint8_t *buf, size_t len, size_t *lens, uint8_t
     int ok = block <= (UINT64_C(1) << 30) && (block == 1 || padded != NULL);
     if (padded != NULL)
         memcpy(padded, buf, len);
-    if (world_rank == 0) {
-        counts = malloc(sizeof(int) * (size_t)world_size);
-        displs = malloc(sizeof(int) * (size_t)world_size);
+    if (job_rank == 0) {
+        counts = malloc(sizeof(int) * (size_t)job_size);
+        displs = malloc(sizeof(int) * (size_t)job_size);
         *all = malloc(blocks * block + 1);
         ok = ok && counts != NULL && displs != NULL && *all != NULL;
-        for (int r = 0, d = 0; ok && r < world_size; r++) {
+        for (int r = 0, d = 0; ok && r < job_size; r++) {
             counts[r] = (int)((lens[r] + block - 1) / block);
             displs[r] = d;
             d += counts[r];
@@ -115,14 +110,14 @@ static int gather_payloads(const uint8_t *buf, size_t len, size_t *lens, uint8_t
     free(counts);
     free(displs);
     /* Rank 0: close the padding up. */
-    for (size_t r = 0, at = 0, from = 0; all_ok && block > 1 && world_rank == 0 &&
-                                         r < (size_t)world_size;
+    for (size_t r = 0, at = 0, from = 0; all_ok && block > 1 && job_rank == 0 &&
+                                         r < (size_t)job_size;
          r++) {
         memmove(*all + at, *all + from, lens[r]);
         at += lens[r];
         from += (lens[r] + block - 1) / block * block;
     }
-    if (!all_ok && world_rank == 0)
+    if (!all_ok && job_rank == 0)
         fprintf(stderr, "pvar_mpi: no report: the payloads could not be gathered\n");
     return all_ok ? 0 : -1;
 }
@@ -134,11 +129,11 @@ static void report(void) {
     char path[4096] = "";
     int want[2] = {0, 0};
     size_t *lens = NULL; /* rank 0: every rank's payload length */
-    if (world_rank == 0) {
+    if (job_rank == 0) {
         int len = (int)sizeof path;
         want[0] = pvar_cvar_get_int(pm_vars.report) == 1;
         want[1] = pvar_cvar_get_string(pm_vars.report_json, path, &len) == 0 && path[0] != '\0';
-        lens = calloc((size_t)world_size, sizeof *lens);
+        lens = calloc((size_t)job_size, sizeof *lens);
         if (lens == NULL && (want[0] || want[1])) {
             fprintf(stderr, "pvar_mpi: no report: out of memory\n");
             want[0] = want[1] = 0;
@@ -159,8 +154,8 @@ static void report(void) {
     pm_comm_labels_free(objects, labels, n);
 
     uint8_t *all = NULL;
-    if (gather_payloads(buf, len, lens, &all) == 0 && world_rank == 0)
-        pvar_mpi_report_write(all, lens, world_size, want[0] ? 2 : -1, want[1] ? path : NULL);
+    if (gather_payloads(buf, len, lens, &all) == 0 && job_rank == 0)
+        pvar_mpi_report_write(all, lens, job_size, want[0] ? 2 : -1, want[1] ? path : NULL);
     pvar_mpi_report_free(buf, len);
     free(all);
     free(lens);
@@ -193,7 +188,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 int MPI_Finalize(void) {
     if (pm_running()) {
         report();
-        atomic_store_explicit(&running, 0, memory_order_release);
+        pm_running_set(0);
         if (report_comm != MPI_COMM_NULL)
             PMPI_Comm_free(&report_comm);
         pm_comms_stop();

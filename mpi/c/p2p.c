@@ -13,7 +13,7 @@
  * successful MPI_Mprobe / MPI_Improbe is remembered with its communicator
  * until the receive takes it.
  */
-#include "interpose.h"
+#include "record.h"
 
 /* ---- sends ----------------------------------------------------------------- */
 
