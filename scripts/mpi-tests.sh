@@ -49,11 +49,14 @@ missing=()
 for f in mpich openmpi; do
     have "mpicc.$f" && have "mpiexec.$f" || missing+=("$f")
 done
+# libclang's C library (libclang.so / libclang-<version>.so), which rsmpi's
+# bindgen loads; libclang-cpp (the C++ one, often installed alone) is not it.
+have_libclang() {
+    compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null ||
+        compgen -G '/usr/lib/x86_64-linux-gnu/libclang-[0-9]*.so*' >/dev/null
+}
 libclang_missing=0
-if ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 &&
-    ! ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1; then
-    libclang_missing=1
-fi
+have_libclang || libclang_missing=1
 if ((${#missing[@]} > 0 || libclang_missing)); then
     if [[ $(id -u) == 0 ]] && have apt-get; then
         echo "installing MPICH, Open MPI and libclang-dev (missing: ${missing[*]:-} libclang=$libclang_missing)"
@@ -88,8 +91,7 @@ CARGO_TARGET_DIR=target/mpi/rust-on PVAR_REQUIRE_MPI=1 limit 900 \
     cargo test --manifest-path mpi/Cargo.toml --release --test jobs -- --test-threads=1
 
 step "the rsmpi example (cargo build --features mpi --example mpi_report)"
-if ! ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/x86_64-linux-gnu/libclang*.so* \
-    >/dev/null 2>&1; then
+if ! have_libclang; then
     # rsmpi generates its bindings with libclang.
     if ((strict)); then
         echo "mpi-tests: FAILED: no libclang for the rsmpi example (apt-get install libclang-dev)" >&2
