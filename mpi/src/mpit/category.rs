@@ -18,13 +18,8 @@ use crate::library::LibraryAbi;
 /// `num_cat` is NULL (`MPI_T_ERR_INVALID`) or valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_T_category_get_num(num_cat: *mut c_int) -> c_int {
-    entry(|c| {
-        need(c, num_cat)?;
-        let n = index::count(c, Kind::Category);
-        // SAFETY: checked non-NULL; valid by contract.
-        unsafe { num_cat.write_unaligned(to_int(n)) };
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { index::get_num(Kind::Category, num_cat) }
 }
 
 /// `MPI_T_category_get_info`: the owning side's answer (names and counts

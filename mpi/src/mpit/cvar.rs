@@ -7,7 +7,7 @@ use pvar::ffi::mpi_t as ours;
 
 use super::index::{self, Kind, Side};
 use super::{
-    Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, put, tag, to_int, untag,
+    Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, put, tag, untag,
 };
 use crate::library::{Handle, LibraryAbi};
 
@@ -38,13 +38,8 @@ fn lib_enum(c: &Ctx, e: Handle) -> R<&'static LibraryAbi> {
 /// `num_cvar` is NULL (`MPI_T_ERR_INVALID`) or valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_T_cvar_get_num(num_cvar: *mut c_int) -> c_int {
-    entry(|c| {
-        need(c, num_cvar)?;
-        let n = index::count(c, Kind::Cvar);
-        // SAFETY: checked non-NULL; valid by contract.
-        unsafe { num_cvar.write_unaligned(to_int(n)) };
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { index::get_num(Kind::Cvar, num_cvar) }
 }
 
 /// `MPI_T_cvar_get_info`: the library's answer for its variables; pvar's

@@ -4,7 +4,7 @@
 use core::ffi::c_int;
 use std::sync::{Mutex, MutexGuard};
 
-use super::{Ctx, R, code};
+use super::{Ctx, R, code, entry, need, to_int};
 
 /// Where a merged index leads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +156,21 @@ pub(crate) fn count(c: &Ctx, k: Kind) -> usize {
     let mut t = tables();
     refresh(c, &mut t, k);
     t.space(k).len()
+}
+
+/// `MPI_T_{pvar,cvar,category}_get_num`: the merged count of `k`, the
+/// table refreshed first.
+///
+/// # Safety
+/// `num` is NULL (`MPI_T_ERR_INVALID`) or valid for a write.
+pub(crate) unsafe fn get_num(k: Kind, num: *mut c_int) -> c_int {
+    entry(|c| {
+        need(c, num)?;
+        let n = count(c, k);
+        // SAFETY: checked non-NULL; valid by contract.
+        unsafe { num.write_unaligned(to_int(n)) };
+        Ok(())
+    })
 }
 
 /// The entry of merged index `i` of space `k`, refreshing once if `i` is

@@ -12,7 +12,7 @@ use pvar::ffi::mpi_t as ours;
 use super::index::{self, Kind, Side};
 use super::{
     Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, put, session, tag,
-    to_int, untag,
+    untag,
 };
 use crate::library::{Handle, LibraryAbi};
 
@@ -23,13 +23,8 @@ use crate::library::{Handle, LibraryAbi};
 /// `num_pvar` is NULL (`MPI_T_ERR_INVALID`) or valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_T_pvar_get_num(num_pvar: *mut c_int) -> c_int {
-    entry(|c| {
-        need(c, num_pvar)?;
-        let n = index::count(c, Kind::Pvar);
-        // SAFETY: checked non-NULL; valid by contract.
-        unsafe { num_pvar.write_unaligned(to_int(n)) };
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { index::get_num(Kind::Pvar, num_pvar) }
 }
 
 /// `MPI_T_pvar_get_info`: the library's answer for its variables; for
