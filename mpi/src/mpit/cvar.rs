@@ -7,7 +7,8 @@ use pvar::ffi::mpi_t as ours;
 
 use super::index::{self, Kind, Side};
 use super::{
-    Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, put, tag, untag,
+    Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, our_bind, put, tag,
+    untag,
 };
 use crate::library::{Handle, LibraryAbi};
 
@@ -135,27 +136,6 @@ pub unsafe extern "C" fn MPI_T_cvar_get_index(
     })
 }
 
-/// The binding of pvar's control variable `i` (pvar's value).
-fn our_bind(c: &Ctx, i: c_int) -> R<c_int> {
-    let mut bind = 0;
-    // SAFETY: pvar's get_info with only `bind` requested (NULL: ignored).
-    c.ours(unsafe {
-        ours::PMPI_T_cvar_get_info(
-            i,
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            &mut bind,
-            null_mut(),
-        )
-    })?;
-    Ok(bind)
-}
-
 /// `MPI_T_cvar_handle_alloc`: the library's handle for its variables; a
 /// tagged pvar handle for pvar's (the bound object read as the library's
 /// handle type). On any error `*handle` is `MPI_T_CVAR_HANDLE_NULL` and
@@ -206,7 +186,7 @@ pub unsafe extern "C" fn MPI_T_cvar_handle_alloc(
                 Ok(())
             }
             Side::Ours(i) => {
-                let bind = our_bind(c, i)?;
+                let bind = our_bind(c, i, |r, i| r.cvars().info(i).map(|v| v.bind))?;
                 let mut slot = 0u64;
                 // SAFETY: `obj_handle` NULL or the library's handle of this
                 // binding (contract).

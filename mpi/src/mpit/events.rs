@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use pvar::ffi::mpi_t as ours;
 
 use super::{
-    Ctx, LIBRARY, R, code, datatype_out_at, entry, enum_out, info_null_out, need, object_arg, put,
-    to_int,
+    Ctx, LIBRARY, R, code, datatype_out_at, entry, enum_out, info_null_out, need, object_arg,
+    our_bind, put, to_int,
 };
 use crate::library::Handle;
 
@@ -390,29 +390,6 @@ unsafe extern "C" fn free_trampoline(
     }
 }
 
-/// The binding of pvar's event type `i` (pvar's value).
-fn event_bind(c: &Ctx, i: c_int) -> R<c_int> {
-    let mut bind = 0;
-    // SAFETY: only `bind` requested (NULL: ignored).
-    c.ours(unsafe {
-        ours::PMPI_T_event_get_info(
-            i,
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            &mut bind,
-        )
-    })?;
-    Ok(bind)
-}
-
 /// `MPI_T_event_handle_alloc`: the bound object read as the library's
 /// handle type; `info` ignored.
 ///
@@ -432,7 +409,7 @@ pub unsafe extern "C" fn MPI_T_event_handle_alloc(
     entry(|c| {
         reap();
         need(c, event_registration)?;
-        let bind = event_bind(c, event_index)?;
+        let bind = our_bind(c, event_index, |r, i| r.events().info(i).map(|e| e.bind))?;
         let mut slot = 0u64;
         // SAFETY: NULL or the library's handle of this binding (contract).
         let obj = unsafe { object_arg(c, bind, obj_handle, &mut slot) };

@@ -120,18 +120,35 @@ pub const TAG: u64 = 1 << 63;
 /// [`LibraryAbi::err`] before a tool sees them.
 pub(crate) mod code {
     use core::ffi::c_int;
-    pub const NOT_INITIALIZED: c_int = 1003;
-    pub const INVALID: c_int = 1006;
-    pub const INVALID_INDEX: c_int = 1007;
-    pub const INVALID_SESSION: c_int = 1009;
-    pub const INVALID_HANDLE: c_int = 1010;
-    pub const INVALID_NAME: c_int = 1011;
-    pub const OUT_OF_HANDLES: c_int = 1012;
-    pub const OUT_OF_SESSIONS: c_int = 1013;
+
+    use ::pvar::ErrorCode;
+
+    pub const NOT_INITIALIZED: c_int = ErrorCode::NotInitialized.raw();
+    pub const INVALID: c_int = ErrorCode::Invalid.raw();
+    pub const INVALID_INDEX: c_int = ErrorCode::InvalidIndex.raw();
+    pub const INVALID_SESSION: c_int = ErrorCode::InvalidSession.raw();
+    pub const INVALID_HANDLE: c_int = ErrorCode::InvalidHandle.raw();
+    pub const INVALID_NAME: c_int = ErrorCode::InvalidName.raw();
+    pub const OUT_OF_HANDLES: c_int = ErrorCode::OutOfHandles.raw();
+    pub const OUT_OF_SESSIONS: c_int = ErrorCode::OutOfSessions.raw();
 }
 
 /// pvar's `MPI_T_BIND_NO_OBJECT`.
-pub(crate) const BIND_NO_OBJECT: c_int = 1;
+pub(crate) const BIND_NO_OBJECT: c_int = ::pvar::BindKind::NoObject.raw();
+
+/// The binding (pvar's constant) of pvar's variable or event type `i`,
+/// as `info` reads it from the process registry through the engine's Rust
+/// API; pvar's error, translated, if there is no such index.
+pub(crate) fn our_bind(
+    c: &Ctx,
+    i: c_int,
+    info: impl FnOnce(&::pvar::Registry, usize) -> ::pvar::Result<::pvar::BindKind>,
+) -> R<c_int> {
+    let i = usize::try_from(i).map_err(|_| c.e(code::INVALID_INDEX))?;
+    info(::pvar::process::global(), i)
+        .map(|b| b.raw())
+        .map_err(|e| c.e(e.code().raw()))
+}
 
 /// Whether `h` is one of pvar's handles.
 #[inline]

@@ -11,8 +11,8 @@ use pvar::ffi::mpi_t as ours;
 
 use super::index::{self, Kind, Side};
 use super::{
-    Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, put, session, tag,
-    untag,
+    Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, our_bind, put, session,
+    tag, untag,
 };
 use crate::library::{Handle, LibraryAbi};
 
@@ -285,7 +285,7 @@ pub unsafe extern "C" fn MPI_T_pvar_handle_alloc(
                 Ok(())
             }
             Side::Ours(i) => {
-                let bind = our_bind(c, i)?;
+                let bind = our_bind(c, i, |r, i| r.pvars().info(i).map(|v| v.bind))?;
                 let mut slot = 0u64;
                 // SAFETY: `obj_handle` is NULL or holds the library's
                 // handle of this binding (contract).
@@ -307,30 +307,6 @@ pub unsafe extern "C" fn MPI_T_pvar_handle_alloc(
             }
         }
     })
-}
-
-/// The binding of pvar's variable `i` (pvar's value).
-fn our_bind(c: &Ctx, i: c_int) -> R<c_int> {
-    let mut bind = 0;
-    // SAFETY: pvar's get_info with only `bind` requested (NULL: ignored).
-    c.ours(unsafe {
-        ours::PMPI_T_pvar_get_info(
-            i,
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            &mut bind,
-            null_mut(),
-            null_mut(),
-            null_mut(),
-        )
-    })?;
-    Ok(bind)
 }
 
 /// `MPI_T_pvar_handle_free`: sets `*handle` to `MPI_T_PVAR_HANDLE_NULL`.
