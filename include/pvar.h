@@ -281,8 +281,9 @@ static inline void pvar_local_dec(uint64_t *cell) { pvar_local_add(cell, ~(uint6
 
 /* Each macro call keeps, per thread, a cache of the calling thread's cell
  * in a `static __thread pvar_site` of its own, so a steady-state update is
- * one thread-local access, two compares, a load of the thread's record
- * owner word, and the cell's relaxed load and store: no call. The first
+ * one thread-local access, a load of the handle's serial, a few
+ * compares, a load of the thread's record owner word, and the cell's
+ * relaxed load and store: no call. The first
  * update on each thread (and any update the cache cannot serve) calls
  * pvar_site_fill, then, if that cannot serve it either, the update
  * function (pvar_add_at, ...), which handles everything else: a NULL
@@ -298,17 +299,13 @@ static inline void pvar_local_dec(uint64_t *cell) { pvar_local_add(cell, ~(uint6
  * A cache is keyed by the handle, so one call site may be used with
  * different variables (it refills when the handle changes). The handle
  * must stay live (not pvar_var_free'd) while any thread may update
- * through it, as for every update. The key is the handle's address: once
- * a handle is freed (pvar_var_free, pvar_bound_drop), a new one may get
- * the same address, and a cache that last served the freed handle would
- * then serve the new one from the freed variable's cells. So the macros
- * are for variables that outlive their call sites; for variables freed
- * and made again at run time (per-object instances) keep a pvar_site of
- * your own next to the handle, call pvar_site_cell with it, and empty it
- * (memset to 0) whenever its handle may have been freed, as the MPI
- * interposer does (mpi/c/interpose.h). A component using the macros may be a
- * shared library loaded with dlopen and unloaded with dlclose: nothing
- * outside it points at its caches.
+ * through it, as for every update. The key is the handle's address and
+ * its serial, the first word of every handle, which no other handle of
+ * the process ever has: a handle made at the address of a freed one
+ * (per-object instances made and freed at run time) refills the cache
+ * instead of reaching the freed handle's cells. A component using the
+ * macros may be a shared library loaded with dlopen and unloaded with
+ * dlclose: nothing outside it points at its caches.
  *
  * Signals: once a thread has updated through a call site (or through any
  * site of the variable after pvar_prepare_thread), that site's updates
@@ -323,7 +320,8 @@ static inline void pvar_local_dec(uint64_t *cell) { pvar_local_add(cell, ~(uint6
  * (registration still works). */
 
 typedef struct pvar_site {
-    pvar_var var;           /* the variable the cache was filled for */
+    pvar_var var;           /* the handle the cache was filled for */
+    uint64_t serial;        /* that handle's serial (its first word) */
     uint64_t *cell;         /* this thread's cell of element 0 (NULL: empty) */
     size_t count;           /* the variable's element count */
     const uint64_t *owner;  /* owner word of this thread's record */
@@ -353,10 +351,16 @@ uint64_t *pvar_site_fill(pvar_site *site, pvar_var v, size_t i, int kind);
 #define PVAR_LOAD_RELAXED_(p) (*(volatile const uint64_t *)(p))
 #endif
 
-/* This thread's cell of element i of v from `site`, or NULL. */
+/* The serial of a live, non-NULL handle: the first word it points to. */
+static inline uint64_t pvar_var_serial_(pvar_var v) { return *(const uint64_t *)(const void *)v; }
+
+/* This thread's cell of element i of v from `site`, or NULL. A filled
+ * cache holds a non-NULL handle, so v is dereferenced only when it is
+ * that non-NULL (live) handle's address. */
 static inline uint64_t *pvar_site_cell(pvar_site *site, pvar_var v, size_t i, int kind) {
     uint64_t *cell = site->cell;
-    if (PVAR_LIKELY_(cell != NULL && site->var == v && i < site->count &&
+    if (PVAR_LIKELY_(cell != NULL && site->var == v && pvar_var_serial_(v) == site->serial &&
+                     i < site->count &&
                      PVAR_LOAD_RELAXED_(site->owner) == site->incarnation))
         return cell + i;
     return pvar_site_fill(site, v, i, kind);

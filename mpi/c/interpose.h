@@ -150,8 +150,8 @@ typedef struct pm_comm {
  * (one %fs-relative base): the last communicator looked up, valid while
  * the global generation (bumped whenever an entry is created or removed)
  * is unchanged, and the use-site caches of its cell variables (emptied
- * whenever the entry is refreshed, so they never serve a variable handle
- * freed, and its address reused, since); the use-site caches of the
+ * whenever the entry is refreshed; a cache also refills by itself for a
+ * handle at a freed handle's address, see pvar.h); the use-site caches of the
  * unbound cell variables; the last predefined datatype's size; and this
  * thread's outstanding requests with the highest count it has given the
  * watermark. */

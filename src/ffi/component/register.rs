@@ -7,6 +7,8 @@ use super::desc::{CPvarInfo, Desc};
 use super::{Recorded, deref, free_ptr, into_ptr};
 use crate::ffi::strings::{arg_str, opt_str};
 use crate::ffi::{ERR_INVALID, PassBack, guarded, index, registry, require, set_req, to_int};
+use crate::sync::Ordering;
+use crate::sync::unmodelled::AtomicU64;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::error::Error;
 use crate::vocabulary::kinds::{BindKind, PvarClass};
@@ -59,14 +61,28 @@ vars! {
     GenI64(Generic<i64>), GenF64(Generic<f64>),
 }
 
-/// What a `pvar_var` points to: the typed handle.
+/// What a `pvar_var` points to: a serial, then the typed handle.
+///
+/// The serial is the handle's first word, which `pvar.h`'s use-site
+/// caches read inline (`pvar_site.serial`, see `site.rs`). No two handles
+/// of the process ever have the same serial, so a cache filled for a
+/// handle that was freed never serves a later handle that the allocator
+/// gave the same address.
+#[repr(C)]
 pub(crate) struct VarHandle {
+    pub(super) serial: u64,
     pub(super) var: Var,
 }
 
+/// The next handle's serial; 0 is never given (a zeroed `pvar_site`).
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+
 impl VarHandle {
     fn new(var: Var) -> Self {
-        Self { var }
+        // Uniqueness is all that is asked: a relaxed increment gives each
+        // caller its own value. 2^64 handles are never made.
+        let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+        Self { serial, var }
     }
 }
 

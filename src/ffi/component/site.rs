@@ -2,12 +2,15 @@
 //! `PVAR_AGGREGATE_ADD`, `PVAR_LEVEL_INC`, … macros.
 //!
 //! Each macro call declares a `static __thread pvar_site` in the C
-//! component: the variable it was filled for, the calling thread's cell of
-//! element 0, the element count, the owner word of the thread's record and
-//! the thread's incarnation. The header's inline fast path uses the cell
-//! while the variable matches, the element is in range and the owner word
-//! still holds the incarnation (see `hot::cells::site_cache` for why that
-//! proves the cell is still the thread's); otherwise it calls
+//! component: the handle it was filled for and that handle's serial, the
+//! calling thread's cell of element 0, the element count, the owner word
+//! of the thread's record and the thread's incarnation. The header's
+//! inline fast path uses the cell while the handle matches (its address
+//! *and* its serial, the first word of every handle: a handle freed and
+//! another made at the same address has another serial), the element is
+//! in range and the owner word still holds the incarnation (see
+//! `hot::cells::site_cache` for why that proves the cell is still the
+//! thread's); otherwise it calls
 //! [`pvar_site_fill`], which refills the cache and returns the cell to
 //! update now, or NULL, and the macro then calls the update function
 //! (`pvar_add_at`, …), which knows every other case (exiting thread,
@@ -32,6 +35,7 @@ const SITE_DOUBLE: c_int = 1;
 #[repr(C)]
 pub struct CSite {
     var: *mut c_void,
+    serial: u64,
     cell: *mut u64,
     count: usize,
     owner: *const u64,
@@ -102,6 +106,7 @@ pub unsafe extern "C" fn pvar_site_fill(
             let s = &mut *site;
             core::ptr::write_volatile(&mut s.cell, core::ptr::null_mut());
             core::ptr::write_volatile(&mut s.var, var);
+            core::ptr::write_volatile(&mut s.serial, h.serial);
             core::ptr::write_volatile(&mut s.count, count);
             core::ptr::write_volatile(&mut s.owner, owned.owner.as_ptr().cast_const());
             core::ptr::write_volatile(&mut s.incarnation, owned.incarnation);
@@ -117,3 +122,9 @@ pub unsafe extern "C" fn pvar_site_fill(
 // The header's mirror of the owner word is a plain `uint64_t` read with a
 // relaxed atomic load: same size and alignment.
 const _: () = assert!(core::mem::size_of::<AtomicU64>() == 8);
+
+// `pvar.h` reads a handle's serial as the `uint64_t` at the handle's
+// address, and `pvar_site` has six 8-byte fields in this order.
+const _: () = assert!(core::mem::offset_of!(VarHandle, serial) == 0);
+const _: () = assert!(core::mem::offset_of!(CSite, serial) == 8);
+const _: () = assert!(core::mem::size_of::<CSite>() == 48);

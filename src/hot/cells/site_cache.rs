@@ -36,7 +36,8 @@
 //! `dlclose`, so they are not linked into any list. A C site caches its
 //! cell together with the address of the owner word of the record the cell
 //! is in and the thread's incarnation, and uses the cell only while the
-//! word still holds that incarnation. The exit guard zeroes the word
+//! word still holds that incarnation (and while it is given the handle it
+//! was filled for: same address, same serial; `ffi::component::site`). The exit guard zeroes the word
 //! ([`release_c_owner`]) before the thread's id (and record) go to another
 //! thread, so a C site's update after that (from a later thread-local
 //! destructor) fails the check and takes the function path to the orphan
