@@ -6,6 +6,19 @@ cd "$(dirname "$0")/.."
 
 stage() { printf '\n==> %s\n' "$*"; }
 
+# A full run writes about 5 GiB under target/ (the workspace, the MPI
+# interposer built twice per MPI library, loom, fuzz). On a full disk the
+# linker dies with SIGBUS while writing its output, which names nothing:
+# say what is wrong up front.
+need_gib=6
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+free_gib=$((free_kib / 1024 / 1024))
+printf 'disk: %s GiB free under %s (a full run needs about 5)\n' "$free_gib" "$PWD"
+if [ "$free_gib" -lt "$need_gib" ]; then
+    echo "not enough disk space: $free_gib GiB free, the suite needs $need_gib GiB" >&2
+    exit 1
+fi
+
 stage "test dependencies: the Python OpenMetrics parser the export tests check against"
 if ! python3 -c "import prometheus_client" 2>/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check prometheus_client
