@@ -27,6 +27,7 @@ use std::fmt::Write;
 use super::snapshot::{Number, Snapshot, VarSnapshot};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, PvarClass};
+use crate::vocabulary::series::escaped;
 
 /// The content type of [`write()`]'s output, for an HTTP response.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -127,7 +128,7 @@ pub fn write(snap: &Snapshot) -> String {
             let _ = writeln!(out, "# UNIT {} {u}", f.name);
         }
         if !f.help.is_empty() {
-            let _ = writeln!(out, "# HELP {} {}", f.name, escape(f.help));
+            let _ = writeln!(out, "# HELP {} {}", f.name, escaped(f.help));
         }
         for (v, series) in &f.members {
             write_samples(&mut out, f, v, series, snap);
@@ -341,19 +342,13 @@ pub fn split_series(name: &str) -> (&str, Vec<(String, String)>) {
     (&name[..open], labels)
 }
 
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('\n', "\\n")
-        .replace('"', "\\\"")
-}
-
 fn label_text(labels: &[(String, String)]) -> String {
     if labels.is_empty() {
         return String::new();
     }
     let parts: Vec<String> = labels
         .iter()
-        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+        .map(|(k, v)| format!("{k}=\"{}\"", escaped(v)))
         .collect();
     format!("{{{}}}", parts.join(","))
 }

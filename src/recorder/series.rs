@@ -7,6 +7,8 @@
 //! written verbatim: give them OpenMetrics label names
 //! (`[a-zA-Z_][a-zA-Z0-9_]*`), as the `metrics` ecosystem expects anyway.
 
+use crate::vocabulary::series;
+
 /// The pvar name of the series of metric `name` with `labels`, in series
 /// notation: `name` alone without labels, else
 /// `name{k1="v1",k2="v2"}` with the labels sorted by key (then value) and
@@ -48,7 +50,7 @@ pub fn series_name<'a>(name: &str, labels: impl IntoIterator<Item = (&'a str, &'
         }
         out.push_str(key);
         out.push_str("=\"");
-        push_escaped(&mut out, value);
+        series::push_escaped(&mut out, value);
         out.push('"');
     }
     out.push('}');
@@ -60,18 +62,6 @@ pub fn series_name<'a>(name: &str, labels: impl IntoIterator<Item = (&'a str, &'
 pub(super) fn key_series(key: &metrics::Key, suffix: &str) -> String {
     let name = format!("{}{suffix}", key.name());
     series_name(&name, key.labels().map(|l| (l.key(), l.value())))
-}
-
-/// Appends `value` escaped as an OpenMetrics label value.
-fn push_escaped(out: &mut String, value: &str) {
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
 }
 
 #[cfg(test)]

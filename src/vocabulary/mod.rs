@@ -5,7 +5,8 @@
 //! enumerations ([`enumeration`]); what a tool may query about a
 //! performance or control variable ([`PvarInfo`], [`CvarInfo`]) and the
 //! registration rules that keep that metadata honest; the functions behind
-//! a variable computed by callback ([`callback`]).
+//! a variable computed by callback ([`callback`]); the notation of a
+//! labelled series' name and its escaping ([`series`]).
 //!
 //! Uses only [`crate::sync`] and [`crate::lockfree`].
 
@@ -96,6 +97,7 @@ pub(crate) mod error;
 pub(crate) mod event_info;
 pub(crate) mod kinds;
 mod pvar_info;
+pub(crate) mod series;
 
 pub use cvar_info::CvarInfo;
 pub use event_info::{EventInfo, MAX_RECORD_BYTES, SourceInfo};
