@@ -7,8 +7,8 @@ use pvar::ffi::mpi_t as ours;
 
 use super::index::{self, Kind, Side};
 use super::{
-    Ctx, R, code, datatype_out, entry, enum_out, is_ours, need, object_arg, our_bind, put, tag,
-    untag,
+    Ctx, Made, R, code, datatype_out, entry, enum_out, hand_out, is_ours, need, object_arg,
+    our_bind, put, untag,
 };
 use crate::library::{Handle, LibraryAbi};
 
@@ -167,23 +167,15 @@ pub unsafe extern "C" fn MPI_T_cvar_handle_alloc(
                     f(i, obj_handle, handle, count)
                 })?;
                 // SAFETY: written by the library; valid by contract.
-                let h = unsafe { handle.read_unaligned() };
-                if is_ours(h) {
-                    // Never on x86_64 Linux: refuse what the dispatch
-                    // would send to pvar.
-                    let mut h = h;
+                let (h, k) = unsafe { (handle.read_unaligned(), count.read_unaligned()) };
+                let free = |h: &mut Handle| {
                     if let Some(f) = lib.cvar_handle_free {
                         // SAFETY: the handle just allocated.
-                        unsafe { f(&mut h) };
+                        unsafe { f(h) };
                     }
-                    // SAFETY: valid by contract.
-                    unsafe {
-                        handle.write_unaligned(null_mut());
-                        count.write_unaligned(0);
-                    }
-                    return Err(c.e(code::OUT_OF_HANDLES));
-                }
-                Ok(())
+                };
+                // SAFETY: checked non-NULL; valid by contract.
+                unsafe { hand_out(c, Made::Lib, h, k, free, handle, count) }
             }
             Side::Ours(i) => {
                 let bind = our_bind(c, i, |r, i| r.cvars().info(i).map(|v| v.bind))?;
@@ -194,17 +186,12 @@ pub unsafe extern "C" fn MPI_T_cvar_handle_alloc(
                 let (mut h, mut k) = (null_mut(), 0);
                 // SAFETY: local OUT values; `obj` as above or `&slot`.
                 c.ours(unsafe { ours::PMPI_T_cvar_handle_alloc(i, obj, &mut h, &mut k) })?;
-                let Some(t) = tag(h as u64) else {
-                    // SAFETY: the handle just allocated.
-                    unsafe { ours::PMPI_T_cvar_handle_free(&mut h) };
-                    return Err(c.e(code::OUT_OF_HANDLES));
+                // SAFETY: the handle just allocated.
+                let free = |h: &mut Handle| unsafe {
+                    ours::PMPI_T_cvar_handle_free(h);
                 };
                 // SAFETY: checked non-NULL; valid by contract.
-                unsafe {
-                    handle.write_unaligned(t);
-                    count.write_unaligned(k);
-                }
-                Ok(())
+                unsafe { hand_out(c, Made::Ours, h, k, free, handle, count) }
             }
         }
     })

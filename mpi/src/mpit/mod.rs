@@ -111,7 +111,9 @@ use core::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::library::{self, Library, LibraryAbi};
+use core::ptr::null_mut;
+
+use crate::library::{self, Handle, Library, LibraryAbi};
 
 /// The bit that marks a handle as pvar's (see the module documentation).
 pub const TAG: u64 = 1 << 63;
@@ -167,6 +169,57 @@ pub(crate) fn tag(raw: u64) -> Option<*mut c_void> {
 #[inline]
 pub(crate) fn untag(h: *mut c_void) -> *mut c_void {
     (h as u64 & !TAG) as usize as *mut c_void
+}
+
+/// Which side made a handle that a `*_handle_alloc` gives the tool.
+#[derive(Clone, Copy)]
+pub(crate) enum Made {
+    /// The library: passed on as it is.
+    Lib,
+    /// pvar: passed on tagged.
+    Ours,
+}
+
+/// Gives the tool a new handle `h` with `k` elements through `handle` and
+/// `count`: the library's as it is, pvar's tagged. A handle that the
+/// dispatch would later send to the wrong side (a library handle with the
+/// top bit set, never seen on x86_64 Linux; a pvar value that already has
+/// it) is freed with `free`, the OUT arguments are emptied and the call
+/// fails with `MPI_T_ERR_OUT_OF_HANDLES`.
+///
+/// # Safety
+/// `handle` and `count` are non-NULL and valid for writes.
+pub(crate) unsafe fn hand_out(
+    c: &Ctx,
+    made: Made,
+    h: Handle,
+    k: c_int,
+    free: impl FnOnce(&mut Handle),
+    handle: *mut Handle,
+    count: *mut c_int,
+) -> R {
+    let given = match made {
+        Made::Lib => (!is_ours(h)).then_some(h),
+        Made::Ours => tag(h as u64),
+    };
+    let (out, k) = match given {
+        Some(out) => (out, k),
+        None => {
+            let mut h = h;
+            free(&mut h);
+            (null_mut(), 0)
+        }
+    };
+    // SAFETY: non-NULL and valid for writes (contract).
+    unsafe {
+        handle.write_unaligned(out);
+        count.write_unaligned(k);
+    }
+    if given.is_some() {
+        Ok(())
+    } else {
+        Err(c.e(code::OUT_OF_HANDLES))
+    }
 }
 
 static LIBRARY: OnceLock<Library> = OnceLock::new();

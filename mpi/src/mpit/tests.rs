@@ -8,7 +8,7 @@
 
 use core::ffi::{CStr, c_char, c_int, c_void};
 use core::ptr::null_mut;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 use super::*;
 use crate::library::{Handle, LIBRARY_VERSION, LibraryAbi, MPI5};
@@ -34,6 +34,10 @@ static LIB_INIT: AtomicI32 = AtomicI32::new(0);
 static STARTS_ALL: AtomicUsize = AtomicUsize::new(0);
 static LIB_STAMP: AtomicI32 = AtomicI32::new(5);
 const LIB_SESSION: usize = 0x5000;
+/// While set, the library's pvar handles have the top bit (pvar's tag).
+static LIB_TOP_BIT: AtomicBool = AtomicBool::new(false);
+/// Top-bit handles the library was asked to free.
+static LIB_FREED_TOP: AtomicUsize = AtomicUsize::new(0);
 
 fn lib_handle(i: c_int) -> Handle {
     (0x6000 + i as usize) as Handle
@@ -143,16 +147,26 @@ unsafe extern "C" fn f_handle_alloc(
     if s as usize != LIB_SESSION {
         return err(1009);
     }
+    let top = if LIB_TOP_BIT.load(Ordering::SeqCst) {
+        1 << 63
+    } else {
+        0
+    };
     // SAFETY: valid pointers.
     unsafe {
-        *h = lib_handle(i);
+        *h = (lib_handle(i) as usize | top) as Handle;
         *count = 1;
     }
     SUCCESS
 }
 unsafe extern "C" fn f_handle_free(_: Handle, h: *mut Handle) -> c_int {
     // SAFETY: valid pointer.
-    unsafe { *h = null_mut() };
+    unsafe {
+        if *h as usize >> 63 == 1 {
+            LIB_FREED_TOP.fetch_add(1, Ordering::SeqCst);
+        }
+        *h = null_mut();
+    }
     SUCCESS
 }
 unsafe extern "C" fn f_start(s: Handle, h: Handle) -> c_int {
@@ -527,6 +541,20 @@ fn merged_mpit_over_a_fake_library() {
         SUCCESS
     );
     assert_eq!(hl, lib_handle(1));
+    // A library handle with pvar's tag bit would later be dispatched to
+    // pvar: it is freed at the library and refused.
+    LIB_TOP_BIT.store(true, Ordering::SeqCst);
+    let (mut refused, mut refused_count) = (lib_handle(9), 7);
+    // SAFETY: valid OUT pointers.
+    let rc = unsafe { MPI_T_pvar_handle_alloc(s, 1, null_mut(), &mut refused, &mut refused_count) };
+    LIB_TOP_BIT.store(false, Ordering::SeqCst);
+    assert_eq!(rc, err(super::code::OUT_OF_HANDLES));
+    assert!(refused.is_null() && refused_count == 0);
+    assert_eq!(
+        LIB_FREED_TOP.load(Ordering::SeqCst),
+        1,
+        "freed at the library"
+    );
     // The tool's communicator: 4 bytes, then bytes that must not be read.
     let obj: [u32; 2] = [comm, 0xdead_beef];
     // SAFETY: valid arguments.
