@@ -98,7 +98,7 @@ struct pm_vars {
     pvar_var wait_calls, test_calls, probe_calls, wait_time;
     pvar_var requests, requests_max;
     pvar_var peer_msgs, peer_bytes; /* element = world rank of the destination */
-    pvar_cvar report, report_json, report_every, time;
+    pvar_cvar report, report_json, report_every, report_signal, report_poll, time;
 };
 extern struct pm_vars pm_vars;
 
@@ -226,7 +226,8 @@ void pm_persistent_add(MPI_Request request, enum pm_op op, MPI_Comm comm, int pe
 int pm_running(void);
 void pm_running_set(int on);
 /* A collective on MPI_COMM_WORLD completed: every pvar_mpi_report_every-th
- * makes a report. */
+ * makes a report, and every pvar_mpi_report_poll-th asks all ranks whether
+ * one of them received pvar_mpi_report_signal (lifecycle.c). */
 void pm_world_collective(void);
 
 #endif /* PVAR_MPI_INTERPOSE_H */

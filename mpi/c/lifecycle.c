@@ -14,11 +14,22 @@
  * payload (a snapshot of its variables with its communicators' labels),
  * the lengths are gathered to rank 0, then the payloads with a gatherv in
  * blocks large enough for the counts to fit an int, and rank 0 writes the
- * text to its stderr and the JSON file. Made before PMPI_Finalize, and
- * after every pvar_mpi_report_every-th collective on MPI_COMM_WORLD (that
- * setting must be equal on all ranks: each decides alone).
+ * text to its stderr and the JSON file. Made before PMPI_Finalize, after
+ * every pvar_mpi_report_every-th collective on MPI_COMM_WORLD (that
+ * setting must be equal on all ranks: each decides alone), and on demand.
+ *
+ * On demand: a report is collective, and a signal reaches one rank at an
+ * arbitrary point of its run, so the signal handler only sets a flag.
+ * Every pvar_mpi_report_poll-th collective on MPI_COMM_WORLD (the same
+ * call on every rank: collectives on a communicator are ordered) the ranks
+ * combine their flags with an MPI_Allreduce(MAX) on the private
+ * communicator, and report if any was set. At MPI_Init the ranks agree on
+ * the signal and the poll interval with one allreduce: ranks that would
+ * poll at different calls would deadlock, so a disagreement turns the
+ * feature off everywhere, with a note from rank 0.
  */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,6 +51,81 @@ static _Atomic uint64_t world_collectives;
 
 int pm_timing;
 
+/* ---- reports on demand ------------------------------------------------------ */
+
+/* Set by the handler, taken at the next poll. A lock-free atomic: its
+ * store is async-signal-safe. */
+static atomic_int report_asked;
+static int report_signal;    /* the signal handled here; 0: none */
+static uint64_t report_poll; /* poll every report_poll-th world collective; 0: never */
+static struct sigaction report_old;
+
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the handler's flag must be lock-free");
+
+static void on_report_signal(int sig) {
+    (void)sig;
+    atomic_store_explicit(&report_asked, 1, memory_order_relaxed);
+}
+
+/* Called on every rank at MPI_Init, after report_comm exists. */
+static void on_demand_start(void) {
+    int64_t sig = 0, poll = 0;
+    if (pm_vars.report_signal != NULL) {
+        sig = pvar_cvar_get_int(pm_vars.report_signal);
+        pvar_cvar_freeze(pm_vars.report_signal, 1);
+    }
+    if (pm_vars.report_poll != NULL) {
+        poll = pvar_cvar_get_int(pm_vars.report_poll);
+        pvar_cvar_freeze(pm_vars.report_poll, 1);
+    }
+    /* The compiled-out build never polls: no agreement, no handler (a
+     * signal keeps the effect the program expects). */
+    if (!PM_ON || report_comm == MPI_COMM_NULL)
+        return;
+    /* The highest and (negated) lowest of each setting over the ranks. */
+    int64_t mine[4] = {sig, poll, -sig, -poll}, all[4];
+    if (PMPI_Allreduce(mine, all, 4, MPI_INT64_T, MPI_MAX, report_comm) != MPI_SUCCESS)
+        return;
+    if (all[0] != -all[2] || all[1] != -all[3]) {
+        if (job_rank == 0)
+            fprintf(stderr,
+                    "pvar_mpi: no reports on demand: the ranks disagree on "
+                    "pvar_mpi_report_signal (%lld..%lld) or pvar_mpi_report_poll (%lld..%lld)\n",
+                    (long long)-all[2], (long long)all[0], (long long)-all[3],
+                    (long long)all[1]);
+        return;
+    }
+    if (sig <= 0 || poll <= 0)
+        return;
+    /* Every rank polls from here on, whatever becomes of its handler. */
+    report_poll = (uint64_t)poll;
+    struct sigaction now;
+    if (sigaction((int)sig, NULL, &now) != 0)
+        return;
+    if ((now.sa_flags & SA_SIGINFO) || (now.sa_handler != SIG_DFL && now.sa_handler != SIG_IGN)) {
+        fprintf(stderr,
+                "pvar_mpi: rank %d: the program handles signal %lld itself: this rank "
+                "keeps its handler (a signal to another rank still brings a report)\n",
+                job_rank, (long long)sig);
+        return;
+    }
+    struct sigaction ours;
+    memset(&ours, 0, sizeof ours);
+    ours.sa_handler = on_report_signal;
+    sigemptyset(&ours.sa_mask);
+    ours.sa_flags = SA_RESTART; /* the program's interrupted system calls go on */
+    if (sigaction((int)sig, &ours, &report_old) == 0)
+        report_signal = (int)sig;
+}
+
+/* At MPI_Finalize: the program's disposition of the signal back. */
+static void on_demand_stop(void) {
+    if (report_signal != 0)
+        sigaction(report_signal, &report_old, NULL);
+    report_signal = 0;
+    report_poll = 0;
+}
+
 static void start(void) {
     if (pm_running())
         return;
@@ -54,6 +140,7 @@ static void start(void) {
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &report_comm) != MPI_SUCCESS)
         report_comm = MPI_COMM_NULL;
     pvar_mpi_report_init();
+    on_demand_start();
     pm_running_set(1);
 }
 
@@ -165,7 +252,14 @@ void pm_world_collective(void) {
     uint64_t n = atomic_load_explicit(&world_collectives, memory_order_relaxed) + 1;
     atomic_store_explicit(&world_collectives, n, memory_order_relaxed);
     int64_t every = pvar_cvar_get_int(pm_vars.report_every);
-    if (every > 0 && n % (uint64_t)every == 0)
+    int due = every > 0 && n % (uint64_t)every == 0;
+    if (report_poll > 0 && n % report_poll == 0) {
+        /* Taken before the allreduce: a signal after it is for the next poll. */
+        int asked = atomic_exchange_explicit(&report_asked, 0, memory_order_relaxed), any = 0;
+        if (PMPI_Allreduce(&asked, &any, 1, MPI_INT, MPI_MAX, report_comm) == MPI_SUCCESS && any)
+            due = 1;
+    }
+    if (due)
         report();
 }
 
@@ -188,6 +282,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 int MPI_Finalize(void) {
     if (pm_running()) {
         report();
+        on_demand_stop();
         pm_running_set(0);
         if (report_comm != MPI_COMM_NULL)
             PMPI_Comm_free(&report_comm);

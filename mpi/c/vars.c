@@ -5,6 +5,7 @@
  * and the report read. Names, classes and meanings: docs/mpi.md, "The
  * interposer".
  */
+#include <signal.h>
 #include <stdio.h>
 
 #include "interpose.h"
@@ -185,6 +186,40 @@ static void register_cvars(void) {
     e.category = "pvar_mpi";
     e.env = "PVAR_MPI_REPORT_EVERY";
     check(pvar_cvar_register(&e, &pm_vars.report_every), e.name);
+
+    static const pvar_enum_item signals[] = {{"off", 0}, {"usr1", SIGUSR1}, {"usr2", SIGUSR2}};
+    pvar_cvar_info sig = {0};
+    sig.name = "pvar_mpi_report_signal";
+    sig.description =
+        "usr1 / usr2: the signal that asks for a report on demand. Sent to any rank (Open "
+        "MPI's mpirun also passes SIGUSR1 and SIGUSR2 on to the ranks; MPICH's mpiexec does "
+        "not, and ends), it makes every rank take part in a report (as at MPI_Finalize) at "
+        "the next poll (pvar_mpi_report_poll). The "
+        "handler only sets a flag; a rank whose program handles the signal itself keeps its "
+        "handler. off (0, the default): no handler. Read at MPI_Init (PVAR_MPI_REPORT_SIGNAL="
+        "off|usr1|usr2); later writes are refused. Set the same value on every process";
+    sig.datatype = PVAR_TYPE_INT;
+    sig.scope = PVAR_SCOPE_ALL_EQ;
+    sig.category = "pvar_mpi";
+    sig.env = "PVAR_MPI_REPORT_SIGNAL";
+    sig.enum_name = "pvar_mpi_signal";
+    sig.enum_items = signals;
+    sig.enum_len = 3;
+    check(pvar_cvar_register(&sig, &pm_vars.report_signal), sig.name);
+
+    pvar_cvar_info poll = {0};
+    poll.name = "pvar_mpi_report_poll";
+    poll.description =
+        "N > 0: with pvar_mpi_report_signal, every N-th collective call on MPI_COMM_WORLD the "
+        "ranks agree (one integer MPI_Allreduce on a private communicator) whether any of them "
+        "received the signal, and if so report. 0: never. Read at MPI_Init; later writes are "
+        "refused. Set the same value on every process";
+    poll.datatype = PVAR_TYPE_INT;
+    poll.scope = PVAR_SCOPE_ALL_EQ;
+    poll.category = "pvar_mpi";
+    poll.env = "PVAR_MPI_REPORT_POLL";
+    poll.default_int = 16;
+    check(pvar_cvar_register(&poll, &pm_vars.report_poll), poll.name);
 
     static const pvar_enum_item time_items[] = {{"off", 0}, {"coll", 1}, {"all", 2}};
     pvar_cvar_info t = {0};

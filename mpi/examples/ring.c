@@ -16,11 +16,18 @@
  * the message (the status says how much arrived), and an MPI_Test polling
  * loop.
  *
- * Usage: ring [-i ITERS] [-n COUNT] [--hold FILE] [--free-comms]
+ * Usage: ring [-i ITERS] [-n COUNT] [--hold FILE] [--until-report FILE]
+ *             [--free-comms]
  *   ITERS   iterations (default 10)
  *   COUNT   ints per ring message and doubles per halo (default 256)
  *   --hold FILE   before MPI_Finalize, print "HOLD rank=<r> pid=<pid>" and
  *                 wait (polling, at most 120 s) until FILE exists
+ *   --until-report FILE   after the COUNTED lines, print
+ *                 "WAITING rank=<r> pid=<pid>", then call MPI_Allreduce on
+ *                 MPI_COMM_WORLD until FILE exists on rank 0 (a report on
+ *                 demand wrote it; at most 120 s), rename FILE to
+ *                 FILE.on-demand (rank 0) and print
+ *                 "WAITED rank=<r> allreduces=<calls in the loop>"
  *   --free-comms  free the duplicate and the split communicator before
  *                 MPI_Finalize (by default they stay alive, so that their
  *                 variables are in the report taken at MPI_Finalize)
@@ -375,18 +382,59 @@ static void wait_for_file(const char *path)
     }
 }
 
+static void until_report(const char *path)
+{
+    struct timespec start, now;
+    char line[160];
+    int len = snprintf(line, sizeof line, "WAITING rank=%d pid=%ld\n",
+                       world_rank, (long)getpid());
+    if (write(STDOUT_FILENO, line, (size_t)len) != len)
+        die("write", MPI_ERR_OTHER);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    long calls = 0;
+    int all = 0; /* 1: the file is there; 2: rank 0 gave up */
+    while (all == 0) {
+        int state = 0;
+        if (world_rank == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (access(path, F_OK) == 0)
+                state = 1;
+            else if (now.tv_sec - start.tv_sec > 120)
+                state = 2;
+        }
+        CHECK(MPI_Allreduce(&state, &all, 1, MPI_INT, MPI_MAX,
+                            MPI_COMM_WORLD));
+        calls++;
+    }
+    if (all == 2) {
+        if (world_rank == 0)
+            fprintf(stderr, "ring: %s did not appear in 120 s\n", path);
+        failures++;
+    } else if (world_rank == 0) {
+        char moved[4096];
+        snprintf(moved, sizeof moved, "%s.on-demand", path);
+        if (rename(path, moved) != 0)
+            die("rename", MPI_ERR_OTHER);
+    }
+    len = snprintf(line, sizeof line, "WAITED rank=%d allreduces=%ld\n",
+                   world_rank, calls);
+    if (write(STDOUT_FILENO, line, (size_t)len) != len)
+        die("write", MPI_ERR_OTHER);
+}
+
 int main(int argc, char **argv)
 {
     int iters = 10, n = 256, free_comms = 0;
-    const char *hold = NULL;
+    const char *hold = NULL, *until = NULL;
     for (int a = 1; a < argc; a++) {
         if (!opt_int(argc, argv, &a, "-i", &iters) &&
             !opt_int(argc, argv, &a, "-n", &n) &&
             !opt_str(argc, argv, &a, "--hold", &hold) &&
+            !opt_str(argc, argv, &a, "--until-report", &until) &&
             !opt_flag(argv[a], "--free-comms", &free_comms)) {
             fprintf(stderr,
                     "usage: ring [-i ITERS] [-n COUNT] [--hold FILE] "
-                    "[--free-comms]\n");
+                    "[--until-report FILE] [--free-comms]\n");
             return 2;
         }
     }
@@ -435,6 +483,8 @@ int main(int argc, char **argv)
     }
     const struct counted *comms[3] = {&world, &dup, &split};
     print_counted(comms, free_comms ? 1 : 3, &all);
+    if (until)
+        until_report(until);
     if (hold)
         wait_for_file(hold);
 

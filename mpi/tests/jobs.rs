@@ -8,7 +8,8 @@
 //! `MPI_Finalize` (`PVAR_MPI_REPORT_JSON`, schema `pvar.report.v1`) must
 //! hold exactly those figures — per rank, per communicator, per peer. The
 //! in-process tool (`live_tool`) checks MPI_T while the job communicates;
-//! the `pvar` CLI reads a rank from outside while the job waits.
+//! the `pvar` CLI reads a rank from outside while the job waits; a signal
+//! to one rank brings a report from all of them.
 //!
 //! Without any build: the tests pass after a loud `SKIPPED:` line on
 //! standard error, unless `PVAR_REQUIRE_MPI=1` (then they fail).
@@ -31,6 +32,8 @@ const JOB_DEADLINE: Duration = Duration::from_secs(120);
 
 /// The collective kinds, in the order of the `pvar_mpi_coll_*` arrays.
 const COLL_KINDS: usize = 15;
+/// `MPI_Allreduce`'s element of the `pvar_mpi_coll_*` arrays.
+const ALLREDUCE: usize = 3;
 
 // ---------------------------------------------------------------------------
 // Where things are
@@ -95,23 +98,36 @@ impl Flavour {
     /// `mpiexec` for `n` ranks of `program args`, with `env` set in every
     /// rank (and only there: the launcher itself is not preloaded).
     fn mpiexec(&self, n: usize, env: &[(&str, String)], program: &Path, args: &[&str]) -> Command {
+        self.mpiexec_mpmd(&[(n, env, program, args)])
+    }
+
+    /// `mpiexec` for several groups of ranks (`A : B` on the command line),
+    /// ranks numbered in this order.
+    fn mpiexec_mpmd(&self, groups: &[RankGroup<'_>]) -> Command {
         let mut cmd = Command::new(format!("mpiexec.{}", self.name));
         if self.is_openmpi() {
             cmd.args(["--allow-run-as-root", "--oversubscribe"]);
-            cmd.args(["-n", &n.to_string()]);
-            for (k, v) in env {
-                cmd.arg("-x").arg(format!("{k}={v}"));
-            }
-        } else {
-            cmd.args(["-n", &n.to_string()]);
-            for (k, v) in env {
-                cmd.args(["-env", k, v]);
-            }
         }
-        cmd.arg(program).args(args);
+        for (g, &(n, env, program, args)) in groups.iter().enumerate() {
+            if g > 0 {
+                cmd.arg(":");
+            }
+            cmd.args(["-n", &n.to_string()]);
+            for (k, v) in env {
+                if self.is_openmpi() {
+                    cmd.arg("-x").arg(format!("{k}={v}"));
+                } else {
+                    cmd.args(["-env", k, v]);
+                }
+            }
+            cmd.arg(program).args(args);
+        }
         cmd
     }
 }
+
+/// Ranks of one program in a job: `(ranks, env, program, args)`.
+type RankGroup<'a> = (usize, &'a [(&'a str, String)], &'a Path, &'a [&'a str]);
 
 /// The flavours built and launchable here. Prints `SKIPPED:` (or panics
 /// under `PVAR_REQUIRE_MPI=1`) when there is none.
@@ -1256,6 +1272,138 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
         eprintln!(
             "{}: pvar read saw both ranks' counts while the job ran",
             f.name
+        );
+    }
+}
+
+/// A report on demand. The ranks call `MPI_Allreduce` on `MPI_COMM_WORLD`
+/// in a loop (`ring --until-report`) until the report's JSON appears; the
+/// test sends SIGUSR2 to rank 1 alone. Every rank must take part at the
+/// next poll: the report (moved aside by rank 0) holds both ranks, the
+/// run's exact point-to-point counts, a world collective count that is a
+/// multiple of the poll interval, and one allreduce fewer than the final
+/// report (the loop's next allreduce is the one that sees the file).
+#[test]
+fn a_signal_to_one_rank_brings_a_report_from_all() {
+    const POLL: u64 = 8;
+    for f in flavours("a_signal_to_one_rank_brings_a_report_from_all") {
+        let tmp = TempDir::new("on-demand");
+        let json = tmp.path().join("report.json");
+        let env = [
+            ("LD_PRELOAD", f.lib().display().to_string()),
+            ("PVAR_MPI_REPORT_JSON", json.display().to_string()),
+            ("PVAR_MPI_REPORT_SIGNAL", "usr2".to_string()),
+            ("PVAR_MPI_REPORT_POLL", POLL.to_string()),
+        ];
+        let path = json.display().to_string();
+        let args = ["-i", "2", "-n", "32", "--until-report", &path];
+        let mut job = Running::start(f.mpiexec(2, &env, &f.program("ring"), &args));
+        job.wait_for_stdout("both ranks wait", |lines| {
+            lines.iter().filter(|l| l.starts_with("WAITING ")).count() == 2
+        });
+        let line = job
+            .stdout
+            .iter()
+            .find(|l| l.starts_with("WAITING rank=1 "))
+            .expect("WAITING line of rank 1");
+        let pid = key_values(line)["pid"] as i32;
+        // SAFETY: kill(2) has no memory-safety preconditions; `pid` is rank
+        // 1 of the job, which waits for this signal.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGUSR2) }, 0, "kill rank 1");
+        let done = job.finish();
+        done.assert_success();
+        let ctx = done.context();
+        let counted = parse_counted(&done.stdout);
+        let on_demand = Report::read(&tmp.path().join("report.json.on-demand"), &ctx);
+        let last = Report::read(&json, &ctx);
+        assert_eq!(on_demand.nranks(), 2, "{ctx}");
+        let world = Some("MPI_COMM_WORLD");
+        for rank in 0..2 {
+            let mine = counted
+                .iter()
+                .find(|c| c.rank == rank && c.comm == "world")
+                .expect("COUNTED world");
+            let waited = done
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("WAITED rank={rank} ")))
+                .map(|l| key_values(l)["allreduces"] as u64)
+                .unwrap_or_else(|| panic!("no WAITED line of rank {rank}\n{ctx}"));
+            // The loop sends nothing: the run's own counts, exactly.
+            for (var, field) in [
+                ("pvar_mpi_send_calls", "send_calls"),
+                ("pvar_mpi_send_bytes", "send_bytes"),
+                ("pvar_mpi_recv_calls", "recv_calls"),
+                ("pvar_mpi_recv_bytes", "recv_bytes"),
+            ] {
+                assert_eq!(
+                    on_demand.int(var, world, 0, rank),
+                    Some(mine.one(field)),
+                    "rank {rank}: {var} in the report on demand\n{ctx}"
+                );
+            }
+            let coll =
+                |r: &Report, k: usize| r.int("pvar_mpi_coll_calls", world, k, rank).unwrap_or(0);
+            let world_calls: u64 = (0..COLL_KINDS).map(|k| coll(&on_demand, k)).sum();
+            assert!(
+                world_calls > 0 && world_calls.is_multiple_of(POLL),
+                "rank {rank}: the report on demand came at world collective {world_calls}, \
+                 not at a poll (every {POLL})\n{ctx}"
+            );
+            let before = mine.get("coll_calls")[ALLREDUCE];
+            assert_eq!(
+                coll(&last, ALLREDUCE),
+                before + waited,
+                "rank {rank}\n{ctx}"
+            );
+            assert_eq!(
+                coll(&on_demand, ALLREDUCE) + 1,
+                coll(&last, ALLREDUCE),
+                "rank {rank}: the report on demand is one allreduce before the end\n{ctx}"
+            );
+        }
+        // Rank 0's text: the report on demand and the one at MPI_Finalize.
+        assert_eq!(
+            done.stderr.matches("@ pvar cross-rank report").count(),
+            2,
+            "{ctx}"
+        );
+    }
+}
+
+/// Ranks that disagree on the settings of reports on demand would poll at
+/// different calls and deadlock: the interposer turns the feature off on
+/// every rank instead, rank 0 says so, and the job runs to its end with
+/// its report at `MPI_Finalize`.
+#[test]
+fn ranks_that_disagree_on_reports_on_demand_do_not_hang() {
+    for f in flavours("ranks_that_disagree_on_reports_on_demand_do_not_hang") {
+        let tmp = TempDir::new("disagree");
+        let json = tmp.path().join("report.json");
+        let env_with = |poll: &str| {
+            vec![
+                ("LD_PRELOAD", f.lib().display().to_string()),
+                ("PVAR_MPI_REPORT_JSON", json.display().to_string()),
+                ("PVAR_MPI_REPORT_SIGNAL", "usr1".to_string()),
+                ("PVAR_MPI_REPORT_POLL", poll.to_string()),
+            ]
+        };
+        let (env0, env1) = (env_with("1"), env_with("2"));
+        let ring = f.program("ring");
+        let args = ["-i", "4", "-n", "32"];
+        let done = run(f.mpiexec_mpmd(&[(1, &env0, &ring, &args), (1, &env1, &ring, &args)]));
+        done.assert_success();
+        let ctx = done.context();
+        assert!(
+            done.stderr
+                .contains("no reports on demand: the ranks disagree"),
+            "rank 0 names the disagreement\n{ctx}"
+        );
+        assert_eq!(Report::read(&json, &ctx).nranks(), 2, "{ctx}");
+        assert_eq!(
+            done.stderr.matches("@ pvar cross-rank report").count(),
+            1,
+            "{ctx}"
         );
     }
 }
