@@ -8,8 +8,8 @@
 //! `MPI_Finalize` (`PVAR_MPI_REPORT_JSON`, schema `pvar.report.v1`) must
 //! hold exactly those figures — per rank, per communicator, per peer. The
 //! in-process tool (`live_tool`) checks MPI_T while the job communicates;
-//! the `pvar` CLI reads a rank from outside while the job waits; a signal
-//! to one rank brings a report from all of them.
+//! the `pvar` CLI (`read`, `top`) reads a rank from outside while the job
+//! waits; a signal to one rank brings a report from all of them.
 //!
 //! Without any build: the tests pass after a loud `SKIPPED:` line on
 //! standard error, unless `PVAR_REQUIRE_MPI=1` (then they fail).
@@ -1236,6 +1236,25 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
             };
             assert_eq!(snap["process"]["pid"].as_u64(), Some(u64::from(pid)));
             seen.push(snapshot_values(&snap, "pvar_mpi_send_calls"));
+            // One frame of `pvar top`: the same per-peer counts (the rank
+            // holds, so they no longer change).
+            let top = Command::new(&cli)
+                .args(["top", &pid.to_string(), "--plain", "--iterations", "1"])
+                .args(["--category", "pvar_mpi_peer"])
+                .env("PVAR_EXPORT_DIR", &export_dir)
+                .output()
+                .expect("run pvar top");
+            let frame = String::from_utf8_lossy(&top.stdout);
+            assert!(
+                top.status.success(),
+                "pvar top {pid}: {}\n{frame}",
+                String::from_utf8_lossy(&top.stderr)
+            );
+            assert_eq!(
+                top_elements(&frame, "pvar_mpi_peer_send_msgs"),
+                want_peer,
+                "rank {rank}: pvar top's pvar_mpi_peer_send_msgs\n{frame}"
+            );
         }
         std::fs::write(&go, b"go").expect("create the go file");
         let job = job.finish();
@@ -1274,6 +1293,24 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
             f.name
         );
     }
+}
+
+/// The element rows (`  [i]  value`) under variable `name` in a plain
+/// `pvar top` frame, as numbers in element order.
+fn top_elements(frame: &str, name: &str) -> Vec<u64> {
+    frame
+        .lines()
+        .skip_while(|l| l.split_whitespace().next() != Some(name))
+        .skip(1)
+        .take_while(|l| l.trim_start().starts_with('['))
+        .map(|l| {
+            let value = l.split_whitespace().last().unwrap_or("");
+            value
+                .replace(',', "")
+                .parse()
+                .unwrap_or_else(|_| panic!("not a value row of {name}: {l:?}"))
+        })
+        .collect()
 }
 
 /// A report on demand. The ranks call `MPI_Allreduce` on `MPI_COMM_WORLD`
