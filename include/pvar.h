@@ -285,7 +285,7 @@ static inline void pvar_local_dec(uint64_t *cell) { pvar_local_add(cell, ~(uint6
  * compares, a load of the thread's record owner word, and the cell's
  * relaxed load and store: no call. The first
  * update on each thread (and any update the cache cannot serve) calls
- * pvar_site_fill, then, if that cannot serve it either, the update
+ * pvar_site_fill_v2, then, if that cannot serve it either, the update
  * function (pvar_add_at, ...), which handles everything else: a NULL
  * handle, an element out of range (nothing happens), a thread that is
  * exiting (the update goes to the shared orphan record).
@@ -332,8 +332,11 @@ typedef struct pvar_site {
 #define PVAR_SITE_DOUBLE 1
 
 /* The slow path: refills `site` for `v` and returns this thread's cell of
- * element i, or NULL (then call the update function). */
-uint64_t *pvar_site_fill(pvar_site *site, pvar_var v, size_t i, int kind);
+ * element i, or NULL (then call the update function). The suffix names
+ * the layout of pvar_site above: a component compiled against another
+ * layout fails to load (an undefined symbol) rather than have its
+ * thread-local caches overwritten. */
+uint64_t *pvar_site_fill_v2(pvar_site *site, pvar_var v, size_t i, int kind);
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
 #define PVAR_THREAD_LOCAL_ thread_local
@@ -363,7 +366,7 @@ static inline uint64_t *pvar_site_cell(pvar_site *site, pvar_var v, size_t i, in
                      i < site->count &&
                      PVAR_LOAD_RELAXED_(site->owner) == site->incarnation))
         return cell + i;
-    return pvar_site_fill(site, v, i, kind);
+    return pvar_site_fill_v2(site, v, i, kind);
 }
 
 static inline void pvar_site_add_double_(uint64_t *cell, double x) {

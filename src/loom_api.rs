@@ -126,7 +126,7 @@ impl Cells {
     /// What `pvar.h`'s `PVAR_COUNTER_ADD` does with a call site's cache
     /// `site` (one per thread, as the C `static __thread` is): the cached
     /// cell while the record's owner word holds the cached incarnation;
-    /// else `pvar_site_fill`'s steps (the thread's owned cell, noted and
+    /// else `pvar_site_fill_v2`'s steps (the thread's owned cell, noted and
     /// cached under the fill guard) and the cell's update; else the
     /// function path (the orphan record once the thread is exiting).
     pub fn c_site_add(&self, site: &CSite, slot: CellSlot, n: u64) {

@@ -135,7 +135,7 @@ macro_rules! common_methods {
         }
 
         /// The calling thread's cell of element `i` with its owner word,
-        /// for the C interface (`pvar_site_fill`, `pvar_local_cell`); `None`
+        /// for the C interface (`pvar_site_fill_v2`, `pvar_local_cell`); `None`
         /// once the thread is exiting.
         #[allow(dead_code)]
         pub(crate) fn owned_cell_at(&self, i: usize) -> Option<OwnedCell<'_>> {

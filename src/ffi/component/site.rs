@@ -11,7 +11,7 @@
 //! in range and the owner word still holds the incarnation (see
 //! `hot::cells::site_cache` for why that proves the cell is still the
 //! thread's); otherwise it calls
-//! [`pvar_site_fill`], which refills the cache and returns the cell to
+//! [`pvar_site_fill_v2`], which refills the cache and returns the cell to
 //! update now, or NULL, and the macro then calls the update function
 //! (`pvar_add_at`, …), which knows every other case (exiting thread,
 //! element out of range, a class the macro does not apply to).
@@ -78,7 +78,7 @@ fn owned_cell(var: &Var, kind: c_int, i: usize) -> Option<(OwnedCell<'_>, usize)
 /// `site` points to a `pvar_site` of the calling thread; `var` is NULL or
 /// a live `pvar_var`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn pvar_site_fill(
+pub unsafe extern "C" fn pvar_site_fill_v2(
     site: *mut CSite,
     var: *mut c_void,
     i: usize,
