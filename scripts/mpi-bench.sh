@@ -162,6 +162,17 @@ for f in ("mpich", "openmpi"):
             print("| %s | %s (%s) | %s | %s | [%s, %s] | %.3f |" % (
                 names[f], bench, unit, c, fmt % (m * scale),
                 fmt % (min(xs) * scale), fmt % (max(xs) * scale), ratio))
+# The VM has two modes (shared-memory latency about 0.1 or 0.36-0.55 us)
+# and may change between them during a run: then one configuration's jobs
+# differ several-fold and its median mixes the modes.
+mixed = ["%s %s %s (%.3g to %.3g)" % (names[f], bench, c, min(xs), max(xs))
+         for (f, bench, c), xs in sorted(data.items()) if min(xs) > 0 and max(xs) / min(xs) > 2]
+if mixed:
+    print()
+    print("WARNING: the machine changed modes during this run; jobs of one configuration differ "
+          "more than 2x, so these medians mix the modes. Run again:")
+    for m in mixed:
+        print("  " + m)
 print()
 print("vs none: latency ratio (above 1 = slower); message-rate ratio (below 1 = fewer messages/s).")
 print("%s CPUs; load average before %s, after %s (2 busy-polling ranks need 2 idle CPUs)." % (
