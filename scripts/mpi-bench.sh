@@ -25,8 +25,10 @@
 # it has no library MPI_T session to measure.
 #
 # Each job prints the median of its repetitions; the table gives, per
-# configuration, the median over jobs (min and max in brackets) and the
-# ratio to `none`. Options: JOBS, PINGPONG_ARGS, MSGRATE_ARGS,
+# configuration, the median over jobs (min and max in brackets), the
+# ratio of that median to `none`'s, and the median over rounds of the
+# ratio to the same round's `none` job (robust when the machine changes
+# modes between rounds; a warning says when it did). Options: JOBS, PINGPONG_ARGS, MSGRATE_ARGS,
 # PVAR_MPI_BUILD (default target/mpi).
 
 set -euo pipefail
@@ -109,7 +111,7 @@ run_job() {
         echo "$out" | tail -20 >&2
         exit 1
     fi
-    printf '%s\t%s\t%s\t%s\n' "$f" "$bench" "$config" "$value" >>"$results"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$f" "$bench" "$config" "$value" "$round" >>"$results"
     printf '  %-8s %-19s %-9s %s\n' "$f" "$config" "$bench" "$value" >&2
 }
 
@@ -117,6 +119,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "mpi-bench: $(nproc) CPUs, load $load_before, $JOBS jobs per configuration;" \
     "pingpong $PINGPONG_ARGS; msgrate $MSGRATE_ARGS" >&2
 for ((j = 0; j < JOBS; j++)); do
+    round=$j
     echo "round $((j + 1))/$JOBS" >&2
     for f in "${flavours[@]}"; do
         read -r -a configs <<<"$(configs_for "$f")"
@@ -137,17 +140,19 @@ from collections import defaultdict
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 jobs = sys.argv[2]
 data = defaultdict(list)
+by_round = {}
 order = {}
-for f, bench, config, v in rows:
+for f, bench, config, v, r in rows:
     data[(f, bench, config)].append(float(v))
+    by_round[(f, bench, config, r)] = float(v)
     order.setdefault((f, bench), [])
     if config not in order[(f, bench)]:
         order[(f, bench)].append(config)
 
 names = {"mpich": "MPICH", "openmpi": "Open MPI"}
 print()
-print("| MPI | benchmark | configuration | median over %s jobs | [min, max] | vs none |" % jobs)
-print("|---|---|---|---:|---|---:|")
+print("| MPI | benchmark | configuration | median over %s jobs | [min, max] | vs none | vs none, per round |" % jobs)
+print("|---|---|---|---:|---|---:|---:|")
 for f in ("mpich", "openmpi"):
     for bench, unit, fmt in (("pingpong", "µs one-way", "%.3f"), ("msgrate", "M msgs/s", "%.2f")):
         configs = order.get((f, bench))
@@ -159,9 +164,16 @@ for f in ("mpich", "openmpi"):
             xs = data[(f, bench, c)]
             m = statistics.median(xs)
             ratio = m / base if base else float("nan")
-            print("| %s | %s (%s) | %s | %s | [%s, %s] | %.3f |" % (
+            # Each round runs every configuration once, back to back: the
+            # ratio to the same round's "none" job is immune to the
+            # machine changing modes between rounds.
+            per_round = [by_round[(f, bench, c, r)] / by_round[(f, bench, "none", r)]
+                         for (ff, bb, cc, r) in by_round
+                         if (ff, bb, cc) == (f, bench, c) and by_round.get((f, bench, "none", r))]
+            pr = statistics.median(per_round) if per_round else float("nan")
+            print("| %s | %s (%s) | %s | %s | [%s, %s] | %.3f | %.3f |" % (
                 names[f], bench, unit, c, fmt % (m * scale),
-                fmt % (min(xs) * scale), fmt % (max(xs) * scale), ratio))
+                fmt % (min(xs) * scale), fmt % (max(xs) * scale), ratio, pr))
 # The VM has two modes (shared-memory latency about 0.1 or 0.36-0.55 us)
 # and may change between them during a run: then one configuration's jobs
 # differ several-fold and its median mixes the modes.
@@ -170,11 +182,13 @@ mixed = ["%s %s %s (%.3g to %.3g)" % (names[f], bench, c, min(xs), max(xs))
 if mixed:
     print()
     print("WARNING: the machine changed modes during this run; jobs of one configuration differ "
-          "more than 2x, so these medians mix the modes. Run again:")
+          "more than 2x, so their medians (and 'vs none') mix the modes; 'vs none, per round' "
+          "compares jobs of the same round and still holds unless the mode changed within rounds:")
     for m in mixed:
         print("  " + m)
 print()
-print("vs none: latency ratio (above 1 = slower); message-rate ratio (below 1 = fewer messages/s).")
+print("vs none: ratio of the medians; per round: median over rounds of the ratio to that round's "
+      "'none' job. Latency: above 1 = slower; message rate: below 1 = fewer messages/s.")
 print("%s CPUs; load average before %s, after %s (2 busy-polling ranks need 2 idle CPUs)." % (
     sys.argv[3], sys.argv[4], sys.argv[5]))
 EOF
