@@ -13,16 +13,19 @@
  *
  * A nonblocking collective counts in its kind's element when it starts
  * and starts a request; its time is in the MPI_Wait* that completes it.
- * Every collective on MPI_COMM_WORLD also goes to pm_world_collective()
- * for pvar_mpi_report_every. MPI_Ialltoallw and the nonblocking
+ * Every blocking collective on MPI_COMM_WORLD also goes to
+ * pm_world_collective() (reports every N-th, and on demand): a report
+ * there may wait for the other ranks, which a blocking collective may do
+ * anyway but the start of a nonblocking one must not (a rank could then
+ * hang before a send another rank needs). MPI_Ialltoallw and the nonblocking
  * neighbourhood collectives are wrapped only to count their requests.
  */
 #include "record.h"
 
-static void collective(const pm_comm *c, enum pm_kind kind, uint64_t bytes) {
+static void collective(const pm_comm *c, enum pm_kind kind, uint64_t bytes, int blocking) {
     pm_add(c, PM_COLL_CALLS, kind, 1);
     pm_add(c, PM_COLL_BYTES, kind, bytes);
-    if (c->world)
+    if (blocking && c->world)
         pm_world_collective();
 }
 
@@ -34,14 +37,14 @@ static void collective(const pm_comm *c, enum pm_kind kind, uint64_t bytes) {
     int rc = call;                                                                              \
     pm_time_stop(c, PM_COLL_TIME, kind);                                                        \
     if (c != NULL && rc == MPI_SUCCESS)                                                         \
-        collective(c, kind, bytes);                                                             \
+        collective(c, kind, bytes, 1);                                                          \
     return rc
 
 #define PM_NONBLOCKING(kind, call, bytes)                                                       \
     pm_comm *c = pm_comm_of(comm);                                                              \
     int rc = call;                                                                              \
     if (c != NULL && rc == MPI_SUCCESS)                                                         \
-        collective(c, kind, bytes);                                                             \
+        collective(c, kind, bytes, 0);                                                          \
     pm_request_started(rc, request);                                                            \
     return rc
 

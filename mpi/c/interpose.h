@@ -225,9 +225,11 @@ void pm_persistent_add(MPI_Request request, enum pm_op op, MPI_Comm comm, int pe
  * lifecycle.c). */
 int pm_running(void);
 void pm_running_set(int on);
-/* A collective on MPI_COMM_WORLD completed: every pvar_mpi_report_every-th
- * makes a report, and every pvar_mpi_report_poll-th asks all ranks whether
- * one of them received pvar_mpi_report_signal (lifecycle.c). */
+/* A blocking collective on MPI_COMM_WORLD completed: every
+ * pvar_mpi_report_every-th makes a report, and every pvar_mpi_report_poll-th
+ * asks all ranks whether one of them received pvar_mpi_report_signal
+ * (lifecycle.c). Never from a nonblocking collective: both may wait for the
+ * other ranks. */
 void pm_world_collective(void);
 
 #endif /* PVAR_MPI_INTERPOSE_H */

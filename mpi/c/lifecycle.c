@@ -15,13 +15,16 @@
  * the lengths are gathered to rank 0, then the payloads with a gatherv in
  * blocks large enough for the counts to fit an int, and rank 0 writes the
  * text to its stderr and the JSON file. Made before PMPI_Finalize, after
- * every pvar_mpi_report_every-th collective on MPI_COMM_WORLD (that
- * setting must be equal on all ranks: each decides alone), and on demand.
+ * every pvar_mpi_report_every-th blocking collective on MPI_COMM_WORLD
+ * (that setting must be equal on all ranks: each decides alone), and on
+ * demand. Only blocking collectives count: a report may wait for the other
+ * ranks, which a blocking collective may do anyway, but the start of a
+ * nonblocking one must not.
  *
  * On demand: a report is collective, and a signal reaches one rank at an
  * arbitrary point of its run, so the signal handler only sets a flag.
- * Every pvar_mpi_report_poll-th collective on MPI_COMM_WORLD (the same
- * call on every rank: collectives on a communicator are ordered) the ranks
+ * Every pvar_mpi_report_poll-th blocking collective on MPI_COMM_WORLD (the
+ * same call on every rank: collectives on a communicator are ordered) the ranks
  * combine their flags with an MPI_Allreduce(MAX) on the private
  * communicator, and report if any was set. At MPI_Init the ranks agree on
  * the signal and the poll interval with one allreduce: ranks that would
@@ -45,8 +48,8 @@ void pvar_mpi_report_free(uint8_t *buf, size_t len);
 
 static MPI_Comm report_comm = MPI_COMM_NULL;
 static int job_rank, job_size;
-/* Collectives on MPI_COMM_WORLD so far (they are ordered: no two threads
- * call one at the same time). */
+/* Blocking collectives on MPI_COMM_WORLD so far (they are ordered: no two
+ * threads call one at the same time). */
 static _Atomic uint64_t world_collectives;
 
 int pm_timing;
@@ -78,15 +81,21 @@ static void on_demand_start(void) {
         poll = pvar_cvar_get_int(pm_vars.report_poll);
         pvar_cvar_freeze(pm_vars.report_poll, 1);
     }
-    /* The compiled-out build never polls: no agreement, no handler (a
-     * signal keeps the effect the program expects). */
-    if (!PM_ON || report_comm == MPI_COMM_NULL)
-        return;
+    /* The compiled-out build never polls: it takes part in the agreement
+     * with "off" (so a job that mixes builds is told, rather than hangs),
+     * and installs no handler (a signal keeps the effect the program
+     * expects). */
+    if (!PM_ON)
+        sig = poll = 0;
+    if (report_comm == MPI_COMM_NULL)
+        return; /* PMPI_Comm_dup of MPI_COMM_WORLD failed: it is collective,
+                   so it failed on every rank */
     /* The highest and (negated) lowest of each setting over the ranks. */
     int64_t mine[4] = {sig, poll, -sig, -poll}, all[4];
     if (PMPI_Allreduce(mine, all, 4, MPI_INT64_T, MPI_MAX, report_comm) != MPI_SUCCESS)
         return;
-    if (all[0] != -all[2] || all[1] != -all[3]) {
+    /* The poll interval matters only where a signal is set. */
+    if (all[0] != -all[2] || (all[0] > 0 && all[1] != -all[3])) {
         if (job_rank == 0)
             fprintf(stderr,
                     "pvar_mpi: no reports on demand: the ranks disagree on "
@@ -118,9 +127,12 @@ static void on_demand_start(void) {
         report_signal = (int)sig;
 }
 
-/* At MPI_Finalize: the program's disposition of the signal back. */
+/* At MPI_Finalize: the program's disposition of the signal back, unless
+ * the program has replaced ours since MPI_Init (then its own stays). */
 static void on_demand_stop(void) {
-    if (report_signal != 0)
+    struct sigaction now;
+    if (report_signal != 0 && sigaction(report_signal, NULL, &now) == 0 &&
+        !(now.sa_flags & SA_SIGINFO) && now.sa_handler == on_report_signal)
         sigaction(report_signal, &report_old, NULL);
     report_signal = 0;
     report_poll = 0;

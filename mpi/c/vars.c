@@ -178,8 +178,8 @@ static void register_cvars(void) {
 
     pvar_cvar_info e = {0};
     e.name = "pvar_mpi_report_every";
-    e.description = "N > 0: a report (as at MPI_Finalize) after every N-th collective call on "
-                    "MPI_COMM_WORLD, nonblocking ones included; 0: only at MPI_Finalize. "
+    e.description = "N > 0: a report (as at MPI_Finalize) after every N-th blocking collective "
+                    "call on MPI_COMM_WORLD; 0: only at MPI_Finalize. "
                     "Collective over all ranks: set the same value on every process";
     e.datatype = PVAR_TYPE_INT;
     e.scope = PVAR_SCOPE_ALL_EQ;
@@ -193,8 +193,9 @@ static void register_cvars(void) {
     sig.description =
         "usr1 / usr2: the signal that asks for a report on demand. Sent to any rank (Open "
         "MPI's mpirun also passes SIGUSR1 and SIGUSR2 on to the ranks; MPICH's mpiexec does "
-        "not, and ends), it makes every rank take part in a report (as at MPI_Finalize) at "
-        "the next poll (pvar_mpi_report_poll). The "
+        "not, and ends; MPICH handles SIGUSR1 itself: use usr2 there), it makes every rank "
+        "take part in a report (as at MPI_Finalize) at the next poll (pvar_mpi_report_poll). "
+        "Before MPI_Init and after MPI_Finalize the signal has its usual effect. The "
         "handler only sets a flag; a rank whose program handles the signal itself keeps its "
         "handler. off (0, the default): no handler. Read at MPI_Init (PVAR_MPI_REPORT_SIGNAL="
         "off|usr1|usr2); later writes are refused. Set the same value on every process";
@@ -210,7 +211,8 @@ static void register_cvars(void) {
     pvar_cvar_info poll = {0};
     poll.name = "pvar_mpi_report_poll";
     poll.description =
-        "N > 0: with pvar_mpi_report_signal, every N-th collective call on MPI_COMM_WORLD the "
+        "N > 0: with pvar_mpi_report_signal, every N-th blocking collective call on "
+        "MPI_COMM_WORLD the "
         "ranks agree (one integer MPI_Allreduce on a private communicator) whether any of them "
         "received the signal, and if so report. 0: never. Read at MPI_Init; later writes are "
         "refused. Set the same value on every process";

@@ -17,17 +17,24 @@
  * loop.
  *
  * Usage: ring [-i ITERS] [-n COUNT] [--hold FILE] [--until-report FILE]
- *             [--free-comms]
+ *             [--ibarrier-send] [--free-comms]
  *   ITERS   iterations (default 10)
  *   COUNT   ints per ring message and doubles per halo (default 256)
  *   --hold FILE   before MPI_Finalize, print "HOLD rank=<r> pid=<pid>" and
  *                 wait (polling, at most 120 s) until FILE exists
- *   --until-report FILE   after the COUNTED lines, print
- *                 "WAITING rank=<r> pid=<pid>", then call MPI_Allreduce on
+ *   --until-report FILE   after the COUNTED lines, call MPI_Allreduce on
  *                 MPI_COMM_WORLD until FILE exists on rank 0 (a report on
- *                 demand wrote it; at most 120 s), rename FILE to
- *                 FILE.on-demand (rank 0) and print
- *                 "WAITED rank=<r> allreduces=<calls in the loop>"
+ *                 demand wrote it; at most 120 s); after the first
+ *                 WARMUP_ALLREDUCES calls print "WAITING rank=<r>
+ *                 pid=<pid>" (a report before that line came without being
+ *                 asked for); at the end rename FILE to FILE.on-demand
+ *                 (rank 0) and print "WAITED rank=<r> allreduces=<calls in
+ *                 the loop>"
+ *   --ibarrier-send   before the COUNTED lines: rank 0 starts
+ *                 MPI_Ibarrier on MPI_COMM_WORLD, then sends rank 1 a
+ *                 message that rank 1 receives before it starts its own
+ *                 MPI_Ibarrier (valid MPI: starting a nonblocking
+ *                 collective must not wait for other ranks)
  *   --free-comms  free the duplicate and the split communicator before
  *                 MPI_Finalize (by default they stay alive, so that their
  *                 variables are in the report taken at MPI_Finalize)
@@ -382,18 +389,48 @@ static void wait_for_file(const char *path)
     }
 }
 
+/* --ibarrier-send: hangs if starting a nonblocking collective waits for
+ * the other ranks (as a report or a poll at its start would). */
+static void ibarrier_around_send(struct counted *world, int *sbuf, int *rbuf)
+{
+    int me;
+    MPI_Request r;
+    MPI_Status st;
+    CHECK(MPI_Comm_rank(world->comm, &me));
+    if (me == 1) {
+        CHECK(MPI_Recv(rbuf, 8, MPI_INT, 0, 30, world->comm, &st));
+        count_recv(world, type_bytes(8, MPI_INT));
+        check_fill("ibarrier-send", rbuf, 8, 77);
+    }
+    CHECK(MPI_Ibarrier(world->comm, &r));
+    count_coll(world, K_BARRIER, 0);
+    requests_started(1);
+    if (me == 0 && world->size > 1) {
+        fill(sbuf, 8, 77);
+        CHECK(MPI_Send(sbuf, 8, MPI_INT, 1, 30, world->comm));
+        count_send(world, 1, type_bytes(8, MPI_INT));
+    }
+    CHECK(MPI_Wait(&r, &st));
+    requests_waited(1);
+}
+
+#define WARMUP_ALLREDUCES 64
+
 static void until_report(const char *path)
 {
     struct timespec start, now;
     char line[160];
-    int len = snprintf(line, sizeof line, "WAITING rank=%d pid=%ld\n",
-                       world_rank, (long)getpid());
-    if (write(STDOUT_FILENO, line, (size_t)len) != len)
-        die("write", MPI_ERR_OTHER);
+    int len;
     clock_gettime(CLOCK_MONOTONIC, &start);
     long calls = 0;
     int all = 0; /* 1: the file is there; 2: rank 0 gave up */
     while (all == 0) {
+        if (calls == WARMUP_ALLREDUCES) {
+            len = snprintf(line, sizeof line, "WAITING rank=%d pid=%ld\n",
+                           world_rank, (long)getpid());
+            if (write(STDOUT_FILENO, line, (size_t)len) != len)
+                die("write", MPI_ERR_OTHER);
+        }
         int state = 0;
         if (world_rank == 0) {
             clock_gettime(CLOCK_MONOTONIC, &now);
@@ -424,17 +461,18 @@ static void until_report(const char *path)
 
 int main(int argc, char **argv)
 {
-    int iters = 10, n = 256, free_comms = 0;
+    int iters = 10, n = 256, free_comms = 0, ibarrier_send = 0;
     const char *hold = NULL, *until = NULL;
     for (int a = 1; a < argc; a++) {
         if (!opt_int(argc, argv, &a, "-i", &iters) &&
             !opt_int(argc, argv, &a, "-n", &n) &&
             !opt_str(argc, argv, &a, "--hold", &hold) &&
             !opt_str(argc, argv, &a, "--until-report", &until) &&
+            !opt_flag(argv[a], "--ibarrier-send", &ibarrier_send) &&
             !opt_flag(argv[a], "--free-comms", &free_comms)) {
             fprintf(stderr,
                     "usage: ring [-i ITERS] [-n COUNT] [--hold FILE] "
-                    "[--until-report FILE] [--free-comms]\n");
+                    "[--until-report FILE] [--ibarrier-send] [--free-comms]\n");
             return 2;
         }
     }
@@ -476,6 +514,8 @@ int main(int argc, char **argv)
     probe_then_recv(&world, sbuf, rbuf, n);
     short_message(&world, sbuf, rbuf, n);
     test_polling(&dup, sbuf, rbuf, n);
+    if (ibarrier_send)
+        ibarrier_around_send(&world, sbuf, rbuf);
 
     if (free_comms) {
         CHECK(MPI_Comm_free(&dup_comm));

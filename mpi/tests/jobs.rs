@@ -1314,15 +1314,19 @@ fn top_elements(frame: &str, name: &str) -> Vec<u64> {
 }
 
 /// A report on demand. The ranks call `MPI_Allreduce` on `MPI_COMM_WORLD`
-/// in a loop (`ring --until-report`) until the report's JSON appears; the
-/// test sends SIGUSR2 to rank 1 alone. Every rank must take part at the
-/// next poll: the report (moved aside by rank 0) holds both ranks, the
-/// run's exact point-to-point counts, a world collective count that is a
-/// multiple of the poll interval, and one allreduce fewer than the final
-/// report (the loop's next allreduce is the one that sees the file).
+/// in a loop (`ring --until-report`) until the report's JSON appears; once
+/// they have made 64 of them (and printed `WAITING`), the test sends
+/// SIGUSR2 to rank 1 alone. Every rank must take part at the next poll:
+/// the report (moved aside by rank 0) holds both ranks, the run's exact
+/// point-to-point counts, a world collective count that is a multiple of
+/// the poll interval and past the 64 (a report not asked for would come at
+/// the first poll, before the signal), and one allreduce fewer than the
+/// final report (the loop's next allreduce is the one that sees the file).
 #[test]
 fn a_signal_to_one_rank_brings_a_report_from_all() {
     const POLL: u64 = 8;
+    /// `ring`'s allreduces before it prints `WAITING` (WARMUP_ALLREDUCES).
+    const WARMUP: u64 = 64;
     for f in flavours("a_signal_to_one_rank_brings_a_report_from_all") {
         let tmp = TempDir::new("on-demand");
         let json = tmp.path().join("report.json");
@@ -1388,6 +1392,10 @@ fn a_signal_to_one_rank_brings_a_report_from_all() {
                  not at a poll (every {POLL})\n{ctx}"
             );
             let before = mine.get("coll_calls")[ALLREDUCE];
+            assert!(
+                coll(&on_demand, ALLREDUCE) > before + WARMUP,
+                "rank {rank}: a report before the signal was sent\n{ctx}"
+            );
             assert_eq!(
                 coll(&last, ALLREDUCE),
                 before + waited,
@@ -1408,6 +1416,27 @@ fn a_signal_to_one_rank_brings_a_report_from_all() {
     }
 }
 
+/// Starting a nonblocking collective must not wait for the other ranks.
+/// `ring --ibarrier-send` starts `MPI_Ibarrier` on rank 0 and then sends
+/// rank 1 the message it needs before its own `MPI_Ibarrier`: with a report
+/// after every world collective and a poll at every one, a report or poll
+/// at the start of the nonblocking one would hang the job (it did, before
+/// they were limited to blocking collectives). The report stays exact.
+#[test]
+fn a_nonblocking_collective_start_never_waits_for_a_report() {
+    for f in flavours("a_nonblocking_collective_start_never_waits_for_a_report") {
+        let env = [
+            ("PVAR_MPI_REPORT_EVERY", "1".to_string()),
+            ("PVAR_MPI_REPORT_SIGNAL", "usr2".to_string()),
+            ("PVAR_MPI_REPORT_POLL", "1".to_string()),
+        ];
+        let args = ["-i", "1", "-n", "32", "--ibarrier-send"];
+        let (job, report, _tmp) = run_reported(&f, &f.lib(), 2, "ring", &args, &env);
+        let counted = parse_counted(&job.stdout);
+        check_report_against_counted(&report, &counted, 2, &job.context());
+    }
+}
+
 /// Ranks that disagree on the settings of reports on demand would poll at
 /// different calls and deadlock: the interposer turns the feature off on
 /// every rank instead, rank 0 says so, and the job runs to its end with
@@ -1417,30 +1446,36 @@ fn ranks_that_disagree_on_reports_on_demand_do_not_hang() {
     for f in flavours("ranks_that_disagree_on_reports_on_demand_do_not_hang") {
         let tmp = TempDir::new("disagree");
         let json = tmp.path().join("report.json");
-        let env_with = |poll: &str| {
+        let env_with = |signal: &str, poll: &str| {
             vec![
                 ("LD_PRELOAD", f.lib().display().to_string()),
                 ("PVAR_MPI_REPORT_JSON", json.display().to_string()),
-                ("PVAR_MPI_REPORT_SIGNAL", "usr1".to_string()),
+                ("PVAR_MPI_REPORT_SIGNAL", signal.to_string()),
                 ("PVAR_MPI_REPORT_POLL", poll.to_string()),
             ]
         };
-        let (env0, env1) = (env_with("1"), env_with("2"));
-        let ring = f.program("ring");
-        let args = ["-i", "4", "-n", "32"];
-        let done = run(f.mpiexec_mpmd(&[(1, &env0, &ring, &args), (1, &env1, &ring, &args)]));
-        done.assert_success();
-        let ctx = done.context();
-        assert!(
-            done.stderr
-                .contains("no reports on demand: the ranks disagree"),
-            "rank 0 names the disagreement\n{ctx}"
-        );
-        assert_eq!(Report::read(&json, &ctx).nranks(), 2, "{ctx}");
-        assert_eq!(
-            done.stderr.matches("@ pvar cross-rank report").count(),
-            1,
-            "{ctx}"
-        );
+        // Polls at different calls; a signal set on one rank only.
+        for ((s0, p0), (s1, p1)) in [
+            (("usr2", "1"), ("usr2", "2")),
+            (("usr2", "1"), ("off", "1")),
+        ] {
+            let (env0, env1) = (env_with(s0, p0), env_with(s1, p1));
+            let ring = f.program("ring");
+            let args = ["-i", "4", "-n", "32"];
+            let done = run(f.mpiexec_mpmd(&[(1, &env0, &ring, &args), (1, &env1, &ring, &args)]));
+            done.assert_success();
+            let ctx = done.context();
+            assert!(
+                done.stderr
+                    .contains("no reports on demand: the ranks disagree"),
+                "rank 0 names the disagreement\n{ctx}"
+            );
+            assert_eq!(Report::read(&json, &ctx).nranks(), 2, "{ctx}");
+            assert_eq!(
+                done.stderr.matches("@ pvar cross-rank report").count(),
+                1,
+                "{ctx}"
+            );
+        }
     }
 }

@@ -23,6 +23,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifndef __GLIBC__
+#error "site_reuse.c interposes glibc's allocator (__libc_malloc, ...): glibc only"
+#endif
+
 #include "check.h"
 #include "pvar.h"
 
@@ -105,15 +109,25 @@ void free(void *p) {
 void *calloc(size_t k, size_t n) { return __libc_calloc(k, n); }
 
 void *realloc(void *p, size_t n) {
-    if (p != NULL && p == trap.block) /* not expected of a handle */
-        return NULL;
+    if (p != NULL && p == trap.block && trap.state == TRAP_IN_USE) {
+        /* Not expected of a handle, but the block may have gone to another
+         * allocation of its size: move that one out and hold the block. */
+        void *moved = __libc_malloc(n);
+        if (moved != NULL) {
+            memcpy(moved, p, n < trap.size ? n : trap.size);
+            trap.state = TRAP_HELD;
+        }
+        return moved;
+    }
     return __libc_realloc(p, n);
 }
 
 /* Chooses the block of handle h (just returned by a call run while
  * recording): its next free keeps it for the next allocation of its size. */
 static int trap_set(void *h) {
-    for (size_t k = 0; k < rec.n; k++)
+    /* The latest allocation at that address: an earlier one there was a
+     * temporary, freed before the handle was made. */
+    for (size_t k = rec.n; k-- > 0;)
         if (rec.addr[k] == h) {
             trap.block = h;
             trap.size = rec.size[k];
