@@ -74,19 +74,8 @@ fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
     if unbound.is_empty() {
         writeln!(out, "(none)")?;
     } else {
-        let mut t = Table::new(&[
-            ("Variable", L),
-            ("Class", L),
-            ("Unit", L),
-            ("Total", R),
-            ("Min", R),
-            ("@rank", R),
-            ("Mean", R),
-            ("Max", R),
-            ("@rank", R),
-            ("Max/Mean", R),
-            ("Imb%", R),
-        ]);
+        let own = [("Variable", L), ("Class", L), ("Unit", L)];
+        let mut t = Table::new(&[&own[..], &STAT_COLUMNS].concat());
         for v in &unbound {
             for e in visible_elements(v, include_zero) {
                 let mut row = vec![v.element_label(e.index), v.class.short_name().into()];
@@ -105,20 +94,8 @@ fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
             "@--- Per communicator / bound object (one row per object label) {}",
             "-".repeat(14)
         )?;
-        let mut t = Table::new(&[
-            ("Variable", L),
-            ("Object", L),
-            ("Class", L),
-            ("Ranks", R),
-            ("Total", R),
-            ("Min", R),
-            ("@rank", R),
-            ("Mean", R),
-            ("Max", R),
-            ("@rank", R),
-            ("Max/Mean", R),
-            ("Imb%", R),
-        ]);
+        let own = [("Variable", L), ("Object", L), ("Class", L), ("Ranks", R)];
+        let mut t = Table::new(&[&own[..], &STAT_COLUMNS].concat());
         for v in &bound {
             for e in visible_elements(v, include_zero) {
                 let ranks = e.stats.as_ref().map_or(0, |s| s.ranks);
@@ -289,6 +266,18 @@ fn visible_elements(v: &VarReport, include_zero: bool) -> impl Iterator<Item = &
                     .any(|n| n.as_f64() != 0.0))
     })
 }
+
+/// The headers of the cells [`stat_cells`] writes, after a table's own.
+const STAT_COLUMNS: [(&str, Align); 8] = [
+    ("Total", R),
+    ("Min", R),
+    ("@rank", R),
+    ("Mean", R),
+    ("Max", R),
+    ("@rank", R),
+    ("Max/Mean", R),
+    ("Imb%", R),
+];
 
 /// Total, min, @rank, mean, max, @rank, max/mean, imb%.
 fn stat_cells(v: &VarReport, e: &ElementReport) -> Vec<String> {
