@@ -179,6 +179,16 @@ fn ok(dir: &Dir, args: &[&str]) -> String {
     stdout
 }
 
+/// The entry of process `pid` in `pvar read --json`'s list of processes;
+/// panics naming `what` when it is not there.
+fn listed<'a>(list: &'a Value, pid: u32, what: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pid"] == pid)
+        .unwrap_or_else(|| panic!("{what} not listed: {list}"))
+}
+
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
 }
@@ -330,12 +340,7 @@ fn read_shows_the_demo_variables() {
 
     // Without a pid: the demo is listed.
     let list = json(&ok(&dir, &["read", "--json"]));
-    let listed = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["pid"] == d.pid())
-        .unwrap_or_else(|| panic!("demo not listed: {list}"));
+    let listed = listed(&list, d.pid(), "demo");
     assert_eq!(listed["program"], "pvar");
     assert_eq!(listed["error"], Value::Null);
     let text = ok(&dir, &["read"]);
@@ -702,12 +707,7 @@ fn top_reports_the_end_of_the_process() {
         "{stderr}"
     );
     let list = json(&ok(&dir, &["read", "--json"]));
-    let listed = list
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["pid"] == d.pid())
-        .unwrap_or_else(|| panic!("stale region not listed: {list}"));
+    let listed = listed(&list, d.pid(), "stale region");
     assert!(
         listed["error"].as_str().unwrap().contains("stale"),
         "{listed}"
