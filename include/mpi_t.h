@@ -323,7 +323,11 @@ int PMPI_T_category_get_events(int cat_index, int len, int indices[]);
  * generation-checked key (stale or foreign values: MPI_T_ERR_INVALID_HANDLE);
  * an MPI_T_event_instance is valid only inside the callback that received it
  * and on its thread (anything else: MPI_T_ERR_INVALID_HANDLE). Info hints are
- * ignored; the *_get_info functions return MPI_INFO_NULL. An invalid
+ * ignored; the *_get_info functions return MPI_INFO_NULL (libpvar has no
+ * MPI_Info to make; inside an MPI job, the interposer's merged MPI_T returns
+ * a new, empty MPI_Info of the library from event_handle_get_info and
+ * event_callback_get_info while MPI is initialised: free it with
+ * MPI_Info_free; docs/mpi.md). An invalid
  * cb_safety value is MPI_T_ERR_INVALID; so is a callback_set/get_info at a
  * level with no callback. event_read/copy/get_timestamp/get_source and
  * source_get_timestamp (source 0) are async-signal-safe. */

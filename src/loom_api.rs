@@ -297,25 +297,27 @@ impl EventRing {
     }
 }
 
-/// The event registrations' slot table (`event::registrations`), holding
-/// probes whose `Retire::finish` runs the closure given to
-/// [`EventRegs::alloc`], after checking that the `before_finish` of the
-/// retire that retired it ran first and is visible.
-pub struct EventRegs(crate::event::registrations::Registrations<RegProbe>);
+/// The slot table as the event registrations use it
+/// (`lockfree::slot_table`), holding probes whose `Retire::finish` runs
+/// the closure given to [`EventRegs::alloc`], after checking that the
+/// `before` of the free that retired it ran first and is visible. An
+/// allocation first reclaims what the last delivery of a retired slot
+/// left (as `Events::handle_alloc` does).
+pub struct EventRegs(crate::lockfree::slot_table::SlotTable<RegProbe>);
 
 /// What an [`EventRegs`] slot holds.
 pub struct RegProbe {
-    /// Set (relaxed) by the retire's `before_finish`, as `handle_free`
-    /// stores the free callback there.
+    /// Set (relaxed) by the retire's `before`, as `handle_free` stores the
+    /// free callback there.
     retired: AtomicBool,
     on_finish: Box<dyn Fn() + Send + Sync>,
 }
 
-impl crate::event::registrations::Retire for RegProbe {
+impl crate::lockfree::slot_table::Retire for RegProbe {
     fn finish(&self) {
         assert!(
             self.retired.load(crate::sync::Ordering::Relaxed),
-            "finish ran without seeing the retire's before_finish"
+            "finish ran without seeing the retire's before"
         );
         (self.on_finish)()
     }
@@ -323,19 +325,20 @@ impl crate::event::registrations::Retire for RegProbe {
 
 /// A delivery's reference to an [`EventRegs`] slot; dropping it may
 /// finish a retired slot (run its `on_finish`).
-pub struct EventInside<'a>(#[allow(dead_code)] crate::event::registrations::Inside<'a, RegProbe>);
+pub struct EventInside<'a>(#[allow(dead_code)] crate::lockfree::slot_table::Ref<'a, RegProbe>);
 
 impl EventRegs {
     /// A table of at most `capacity` registrations.
     pub fn new(capacity: usize) -> Self {
-        Self(crate::event::registrations::Registrations::with_capacity(
+        Self(crate::lockfree::slot_table::SlotTable::with_capacity(
             capacity,
         ))
     }
     /// A new registration whose finish runs `on_finish`; `None` if full.
     pub fn alloc(&self, on_finish: impl Fn() + Send + Sync + 'static) -> Option<u64> {
+        while self.0.reclaim().is_some() {}
         self.0
-            .alloc(RegProbe {
+            .try_alloc(RegProbe {
                 retired: AtomicBool::new(false),
                 on_finish: Box::new(on_finish),
             })
@@ -343,13 +346,20 @@ impl EventRegs {
     }
     /// Enters registration `key` (`None` if it is not live).
     pub fn enter(&self, key: u64) -> Option<EventInside<'_>> {
-        self.0.enter(key).map(EventInside)
+        self.0.get(key).map(EventInside)
     }
-    /// Retires registration `key` (its `before_finish` marks the probe
-    /// retired); `false` if it was not live.
+    /// Retires registration `key` (its `before` marks the probe retired);
+    /// `false` if it was not live.
     pub fn retire(&self, key: u64) -> bool {
-        self.0.retire(key, |p| {
-            p.retired.store(true, crate::sync::Ordering::Relaxed)
-        })
+        self.0
+            .free(key, |p| {
+                p.retired.store(true, crate::sync::Ordering::Relaxed)
+            })
+            .is_some()
+    }
+    /// Whether the slot of a retired registration waits to be reclaimed
+    /// (its last delivery left it).
+    pub fn has_retired(&self) -> bool {
+        self.0.has_retired()
     }
 }

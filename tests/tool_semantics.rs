@@ -644,3 +644,111 @@ fn a_refused_bound_callback_handle_is_told_free_after_its_bind() {
         [(Notify::Bind, Some(1)), (Notify::Free, Some(1))]
     );
 }
+
+/// Issue 28, item 4: a free never waits for another thread's operation on
+/// the handle or session. A reader on another thread is parked inside a
+/// callback variable's read (holding its reference on the handle) while
+/// `handle_free` and then `session_free` run on a third thread; both must
+/// return while the reader is still inside (the reader is let go once they
+/// returned, or after 10 s: a free that waited for it would wait that
+/// long and fail here instead of hanging). The handle is released (Free
+/// notified) exactly once, never while the reader is inside: at the first
+/// tool-side allocation after the reader left.
+#[test]
+fn frees_do_not_wait_for_a_reader_inside_and_release_after_it_left() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    let reg = Registry::new();
+    let inside = Arc::new(AtomicBool::new(false));
+    let go = Arc::new(AtomicBool::new(false));
+    let frees = Arc::new(AtomicUsize::new(0));
+    let var = {
+        let (inside, go, frees_r, frees_n) =
+            (inside.clone(), go.clone(), frees.clone(), frees.clone());
+        reg.callback_pvar(
+            "blocking_read",
+            PvarClass::Size,
+            Datatype::UnsignedLongLong,
+            Callbacks::new(move |_obj, _i| {
+                inside.store(true, Ordering::Release);
+                while !go.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+                assert_eq!(
+                    frees_r.load(Ordering::Acquire),
+                    0,
+                    "released under a reader"
+                );
+                7
+            })
+            .with_notify(move |n, _obj| {
+                if n == Notify::Free {
+                    frees_n.fetch_add(1, Ordering::AcqRel);
+                }
+                None
+            }),
+        )
+        .register()
+        .unwrap()
+    };
+    for free_session_too in [false, true] {
+        inside.store(false, Ordering::Relaxed);
+        go.store(false, Ordering::Relaxed);
+        frees.store(0, Ordering::Relaxed);
+        let tool = reg.tool();
+        let s = tool.session_create().unwrap();
+        let (h, _) = tool.handle_alloc(s, var.index(), None).unwrap();
+        let reader = {
+            let reg = reg.clone();
+            std::thread::spawn(move || read_u64(reg.tool(), s, h))
+        };
+        while !inside.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        let freer = {
+            let reg = reg.clone();
+            std::thread::spawn(move || {
+                if free_session_too {
+                    reg.tool().session_free(s)
+                } else {
+                    reg.tool().handle_free(s, h)?;
+                    reg.tool().session_free(s)
+                }
+            })
+        };
+        let start = Instant::now();
+        while !freer.is_finished() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::yield_now();
+        }
+        let returned = freer.is_finished();
+        go.store(true, Ordering::Release);
+        assert!(returned, "a free waited for the reader inside the handle");
+        freer.join().unwrap().unwrap();
+        assert_eq!(
+            reader.join().unwrap().unwrap(),
+            7,
+            "the reader finished its read"
+        );
+        let stats = tool.stats();
+        assert_eq!(
+            (stats.sessions, stats.handles),
+            (0, 0),
+            "the keys died at the free"
+        );
+        assert_eq!(
+            read_u64(tool, s, h).unwrap_err().code(),
+            pvar::ErrorCode::InvalidSession
+        );
+        // The reader left last: the next allocation releases the handle.
+        assert_eq!(frees.load(Ordering::Acquire), 0);
+        let s2 = tool.session_create().unwrap();
+        assert_eq!(
+            frees.load(Ordering::Acquire),
+            1,
+            "released once, after the reader left"
+        );
+        tool.session_free(s2).unwrap();
+        assert_eq!(frees.load(Ordering::Acquire), 1);
+    }
+}

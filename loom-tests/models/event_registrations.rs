@@ -1,9 +1,11 @@
-//! Event registrations (`src/event/registrations.rs`): generation-checked
-//! slots whose retire never waits. A delivery enters with one
-//! compare-and-swap (generation and LIVE checked together) and leaves with
-//! a subtraction; retire enters too, swaps LIVE for RETIRING, runs its
-//! `before_finish` and leaves; whoever leaves last from a retiring slot
-//! runs `Retire::finish` (the free callback) and frees the slot.
+//! Event registrations in the slot table (`src/lockfree/slot_table.rs`):
+//! generation-checked slots whose free never waits. A delivery enters with
+//! one compare-and-swap (generation and LIVE checked together) and leaves
+//! with a subtraction; the free ("retire") enters too, swaps LIVE for
+//! FREEING, runs its `before` and leaves; whoever leaves last from a
+//! freeing slot runs `Retire::finish` (the free callback) and hands the
+//! slot on: the free to the free stack, a delivery to the retired stack,
+//! which the next allocation reclaims.
 //!
 //! The slots hold probes (`loom_api::EventRegs`): the retire's
 //! `before_finish` marks the probe with a relaxed store (as `handle_free`
@@ -12,13 +14,15 @@
 //! that no delivery of the model is inside.
 //!
 //! Checked: `finish` runs exactly once per retired registration, never
-//! while an `Inside` is alive, and after the retire's `before_finish`
-//! (whose writes it sees); an enter after retire returned fails; a second
-//! retire fails; a retire from inside the registration (a callback freeing
-//! its own registration) returns at once and `finish` runs when the last
-//! `Inside` drops.
+//! while an `Inside` is alive, and after the retire's `before` (whose
+//! writes it sees); an enter after retire returned fails; a second retire
+//! fails; a retire from inside the registration (a callback freeing its
+//! own registration) returns at once and `finish` runs when the last
+//! `Inside` drops; the table has one slot, and once everybody left it is
+//! allocated again (reclaimed if a delivery left last).
 //!
-//! Mutations caught (each verified by breaking `registrations.rs`):
+//! Mutations caught (each verified by breaking the table when it was
+//! `event/registrations.rs`; the protocol is the same):
 //! - `Inside::drop` finishing whenever the slot is retiring, whatever the
 //!   count: finish under a live delivery (`double_retire_vs_delivery`),
 //!   under the retiring callback (`retire_from_inside_alone`);
@@ -56,7 +60,7 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
-        let regs = Arc::new(EventRegs::new(4));
+        let regs = Arc::new(EventRegs::new(1));
         let finished = Arc::new(AtomicUsize::new(0));
         let inside = Arc::new(AtomicUsize::new(0));
         let key = {
@@ -112,11 +116,18 @@ impl Fixture {
         })
     }
 
-    /// What holds once everybody is done: finished once, the key dead.
+    /// What holds once everybody is done: finished once, the key dead,
+    /// and the one slot allocatable again (from the retired stack if a
+    /// delivery left last).
     fn check_end(&self) {
         assert_eq!(self.finished(), 1, "finish did not run exactly once");
         assert!(self.regs.enter(self.key).is_none(), "entered a freed key");
         assert!(!self.regs.retire(self.key), "freed a freed key");
+        let again = self.regs.alloc(|| {}).expect("the finished slot is reused");
+        assert_ne!(again, self.key, "a reused slot gets a new generation");
+        assert!(!self.regs.has_retired(), "the allocation reclaimed it");
+        assert!(self.regs.enter(self.key).is_none(), "the old key stays dead");
+        assert!(self.regs.enter(again).is_some());
     }
 }
 

@@ -1,10 +1,15 @@
 //! Session free against use of its handles from another thread. Handles and
 //! sessions live in generation-checked slot tables: an operation takes a
-//! reader reference with one compare-and-swap; `free` clears LIVE, waits for
-//! the readers inside, then takes the data out (loom checks that the data's
-//! cell is never written while a reader holds it).
+//! reader reference with one compare-and-swap; `free` swaps LIVE for
+//! FREEING and never waits: whoever leaves last finishes the slot — the
+//! free takes the data out at once, a reader leaves it on the retired
+//! stack for the tool side's next allocation or free to take out and
+//! release (loom checks that the data's cell is never written while a
+//! reader holds it).
 
-use pvar::{Error, ErrorCode};
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use pvar::{Callbacks, Datatype, Error, ErrorCode, Notify, PvarClass};
 
 use crate::{model, read_u64, spawn};
 
@@ -115,5 +120,60 @@ fn handle_alloc_vs_session_free() {
         }
         let stats = reg.tool().stats();
         assert_eq!((stats.sessions, stats.handles), (0, 0), "a handle leaked");
+    });
+}
+
+/// The hand-off of a free to the last reader: a reader on another thread
+/// reads a callback variable's handle (its read function runs inside the
+/// handle's slot) while the main thread frees the handle. The free never
+/// waits; the handle is released (`Free` notified) exactly once and never
+/// while the read function runs: by the free if it left last, else by the
+/// next tool-side free after the reader left (here `session_free`).
+#[test]
+fn handle_free_hands_release_to_last_reader() {
+    model(|| {
+        let reg = crate::registry();
+        let inside = Arc::new(AtomicUsize::new(0));
+        let frees = Arc::new(AtomicUsize::new(0));
+        let var = {
+            let (inside_r, frees_r) = (inside.clone(), frees.clone());
+            let (inside_n, frees_n) = (inside.clone(), frees.clone());
+            reg.callback_pvar(
+                "cb",
+                PvarClass::Size,
+                Datatype::UnsignedLongLong,
+                Callbacks::new(move |_, _| {
+                    inside_r.fetch_add(1, Ordering::Relaxed);
+                    assert_eq!(frees_r.load(Ordering::Relaxed), 0, "read after Free");
+                    inside_r.fetch_sub(1, Ordering::Relaxed);
+                    1
+                })
+                .with_notify(move |n, _| {
+                    if n == Notify::Free {
+                        assert_eq!(inside_n.load(Ordering::Relaxed), 0, "Free under a read");
+                        frees_n.fetch_add(1, Ordering::Relaxed);
+                    }
+                    None
+                }),
+            )
+            .register()
+            .unwrap()
+        };
+        let s = reg.tool().session_create().unwrap();
+        let (h, _) = reg.tool().handle_alloc(s, var.index(), None).unwrap();
+        let reader = {
+            let reg = reg.clone();
+            spawn(move || match read_u64(reg.tool(), s, h) {
+                Ok(v) => assert_eq!(v, 1),
+                Err(e) => assert!(invalid(&e), "{e}"),
+            })
+        };
+        reg.tool().handle_free(s, h).unwrap();
+        reader.join().unwrap();
+        assert!(frees.load(Ordering::Relaxed) <= 1);
+        reg.tool().session_free(s).unwrap();
+        assert_eq!(frees.load(Ordering::Relaxed), 1, "released exactly once");
+        let stats = reg.tool().stats();
+        assert_eq!((stats.sessions, stats.handles), (0, 0));
     });
 }

@@ -26,7 +26,7 @@
 
 /* Bump together with LIBRARY_VERSION in mpi/src/library.rs whenever the
  * layout below changes. */
-#define PVAR_MPI_LIBRARY_VERSION 1
+#define PVAR_MPI_LIBRARY_VERSION 2
 
 /* The Rust half writes and reads these as 64-bit values. */
 _Static_assert(sizeof(MPI_Count) == 8, "MPI_Count must be 64-bit");
@@ -121,6 +121,11 @@ struct pvar_mpi_library {
     int (*category_get_events)(int, int, int[]);
     int (*event_get_num)(int *);
     int (*source_get_num)(int *);
+    /* The info objects MPI_T_event_handle_get_info / _callback_get_info
+     * return for pvar's events: a new object while MPI is initialised. */
+    int (*info_create)(MPI_Info *);
+    int (*initialized)(int *);
+    int (*finalized)(int *);
 };
 
 /* The bits of a handle value, zero-extended to 64. */
@@ -347,6 +352,9 @@ static void fill(void)
     l->event_get_num = PMPI_T_event_get_num;
     l->source_get_num = PMPI_T_source_get_num;
 #endif
+    l->info_create = PMPI_Info_create;
+    l->initialized = PMPI_Initialized;
+    l->finalized = PMPI_Finalized;
 }
 
 /* The library's MPI_T ABI; filled on the first call (thread-safe), then a

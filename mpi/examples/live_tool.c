@@ -600,6 +600,51 @@ static void live_checks(int iters, int n, int threaded)
     free(rbuf);
 }
 
+#if MPI_VERSION >= 4
+static void on_event_cb(MPI_T_event_instance e, MPI_T_event_registration r,
+                        MPI_T_cb_safety s, void *u)
+{
+    (void)e, (void)r, (void)s, (void)u;
+}
+
+/* The info object of one of pvar's events' registrations (MPI 4.1: a new
+ * object holding the hints in effect; pvar keeps none): a real, empty
+ * MPI_Info of the library, freed with MPI_Info_free; for the handle and
+ * for a callback. */
+static void event_info_checks(void)
+{
+    int index, err;
+    MPI_T_event_registration reg;
+    if ((err = MPI_T_event_get_index("pvar_engine_handle_free", &index)) != MPI_SUCCESS ||
+        (err = MPI_T_event_handle_alloc(index, NULL, MPI_INFO_NULL, &reg)) != MPI_SUCCESS ||
+        (err = MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL,
+                                             NULL, on_event_cb)) != MPI_SUCCESS) {
+        fail("event registration for the info checks err=%d", err);
+        return;
+    }
+    MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+    int nkeys[2] = {-1, -1};
+    if ((err = MPI_T_event_handle_get_info(reg, &infos[0])) != MPI_SUCCESS ||
+        (err = MPI_T_event_callback_get_info(reg, MPI_T_CB_REQUIRE_THREAD_SAFE,
+                                             &infos[1])) != MPI_SUCCESS)
+        fail("event get_info err=%d", err);
+    else if (infos[0] == MPI_INFO_NULL || infos[1] == MPI_INFO_NULL)
+        fail("event get_info returned MPI_INFO_NULL (handle %d, callback %d)",
+             infos[0] == MPI_INFO_NULL, infos[1] == MPI_INFO_NULL);
+    else if (infos[0] == infos[1])
+        fail("event get_info returned the same info object twice");
+    else if (MPI_Info_get_nkeys(infos[0], &nkeys[0]) != MPI_SUCCESS ||
+             MPI_Info_get_nkeys(infos[1], &nkeys[1]) != MPI_SUCCESS ||
+             MPI_Info_free(&infos[0]) != MPI_SUCCESS ||
+             MPI_Info_free(&infos[1]) != MPI_SUCCESS)
+        fail("event info objects are not the library's");
+    else
+        ok("event info objects new nkeys=%d,%d", nkeys[0], nkeys[1]);
+    if ((err = MPI_T_event_handle_free(reg, NULL, NULL)) != MPI_SUCCESS)
+        fail("event handle_free err=%d", err);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     int iters = 5, n = 64, expect_ours = 0, do_sweep = 0, late = 0;
@@ -647,9 +692,12 @@ int main(int argc, char **argv)
     int ours = MPI_T_pvar_get_index("pvar_mpi_send_calls",
                                     MPI_T_PVAR_CLASS_COUNTER,
                                     &idx) == MPI_SUCCESS;
-    if (ours)
+    if (ours) {
         live_checks(iters, n, tprovided == MPI_THREAD_MULTIPLE);
-    else if (expect_ours)
+#if MPI_VERSION >= 4
+        event_info_checks();
+#endif
+    } else if (expect_ours)
         fail("pvar_mpi_send_calls is not a performance variable (is the "
              "interposer preloaded?)");
     else

@@ -20,7 +20,7 @@ use core::ffi::{CStr, c_char, c_int, c_void};
 
 /// The layout version of `struct pvar_mpi_library` (`c/library.c`'s
 /// `PVAR_MPI_LIBRARY_VERSION`).
-pub const LIBRARY_VERSION: u32 = 1;
+pub const LIBRARY_VERSION: u32 = 2;
 
 /// A pointer-sized MPI_T handle of the library (`MPI_T_pvar_session`,
 /// `MPI_T_pvar_handle`, `MPI_T_cvar_handle`, `MPI_T_enum`).
@@ -210,6 +210,14 @@ pub struct LibraryAbi {
     pub event_get_num: FInt,
     /// `PMPI_T_source_get_num` (MPI 4).
     pub source_get_num: FInt,
+    /// `PMPI_Info_create` (the argument points to an `MPI_Info` of
+    /// [`info_size`](Self::info_size) bytes): the new info objects the
+    /// event `*_get_info` calls return while MPI is initialised.
+    pub info_create: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+    /// `PMPI_Initialized`.
+    pub initialized: FInt,
+    /// `PMPI_Finalized`.
+    pub finalized: FInt,
 }
 
 // SAFETY: a read-only table: `c/library.c` fills it once (under
@@ -282,6 +290,9 @@ pub static MPI5: LibraryAbi = LibraryAbi {
     category_get_events: None,
     event_get_num: None,
     source_get_num: None,
+    info_create: None,
+    initialized: None,
+    finalized: None,
 };
 
 /// pvar's verbosity values, in the order of [`LibraryAbi::verbosity`].

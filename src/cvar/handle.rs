@@ -9,8 +9,8 @@
 //! passes the value as its opaque `MPI_T_cvar_handle` pointer (0 is
 //! `MPI_T_CVAR_HANDLE_NULL`).
 //!
-//! Looking a handle up is lock-free; allocation and free take the slot
-//! table's free-list mutex, and string values allocate: these operations
+//! Looking a handle up is lock-free; allocation may append a slot (a
+//! mutex), and string values allocate: these operations
 //! are thread-safe but not async-signal-safe (the standard's signal advice
 //! concerns performance variables).
 //!
@@ -49,6 +49,10 @@ pub(crate) struct Target {
     pub(super) var: usize,
     pub(super) cell: Arc<CvarCell>,
 }
+
+/// A freed handle's target is dropped when its slot is reclaimed (at the
+/// next allocation), nothing earlier.
+impl crate::lockfree::slot_table::Retire for Target {}
 
 pub(super) fn decode(var: &CvarVar, buf: &[u8]) -> Result<CvarValue> {
     let need = if var.kind == ValueKind::Str {

@@ -286,6 +286,8 @@ impl Cvars {
             }
         };
         let count = cell.count;
+        // Targets that a reader inside left behind at their free: dropped.
+        while self.handles.reclaim().is_some() {}
         let key = self
             .handles
             .try_alloc(Target { var: index, cell })
@@ -295,9 +297,12 @@ impl Cvars {
     }
 
     /// `MPI_T_cvar_handle_free`; `INVALID_HANDLE` if `h` is not live.
+    /// Never waits for a read or write of the handle running on another
+    /// thread: the last of them to finish leaves the handle's target for
+    /// the next allocation to drop.
     pub fn handle_free(&self, h: CvarHandle) -> Result<()> {
         self.handles
-            .free(h.to_raw())
+            .free(h.to_raw(), |_| ())
             .map(drop)
             .ok_or(Error::InvalidHandle)
     }

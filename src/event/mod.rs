@@ -30,13 +30,14 @@ mod instance;
 mod raise;
 mod record;
 mod registration;
-pub(crate) mod registrations;
 pub(crate) mod source;
 
 use std::collections::HashMap;
 
 use crate::category::Categories;
 use crate::lockfree::append_vec::AppendVec;
+use crate::lockfree::recycler::Recycler;
+use crate::lockfree::slot_table::{Freed, Ref, Retire, SlotTable};
 use crate::lockfree::striped::StripedCounter;
 use crate::sync::unmodelled::OnceLock;
 use crate::sync::{Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering};
@@ -45,7 +46,6 @@ use crate::vocabulary::event_info::{EventInfo, SourceInfo};
 use crate::vocabulary::kinds::{BindKind, CbSafety, ObjectRef};
 use buffer::Ring;
 use registration::{Callback, Registration};
-use registrations::Registrations;
 use source::Sources;
 
 pub use handle::{Event, EventBuilder, EventRegistration};
@@ -68,8 +68,30 @@ pub(crate) struct EventType {
     /// Registrations of this type that have a callback: the raise's one
     /// load.
     pub(crate) subscribers: AtomicU32,
-    /// Keys of the registrations of this type (0: a free entry).
-    subs: AppendVec<AtomicU64>,
+    /// Keys of the registrations of this type (0: a free entry); a free
+    /// entry is reused first, so the list is as long as the most
+    /// registrations this type had at once.
+    subs: Recycler<AtomicU64>,
+}
+
+/// A registration in the registry's table, with its entry in its event
+/// type's list (so that a free clears it without a search).
+pub(crate) struct Listed {
+    reg: Registration,
+    entry: usize,
+}
+
+impl core::ops::Deref for Listed {
+    type Target = Registration;
+    fn deref(&self) -> &Registration {
+        &self.reg
+    }
+}
+
+impl Retire for Listed {
+    fn finish(&self) {
+        self.reg.finish();
+    }
 }
 
 /// Counts of what happened to raised events, over the registry's life.
@@ -107,9 +129,10 @@ pub struct Events {
     types: AppendVec<EventType>,
     by_name: Mutex<HashMap<String, usize>>,
     sources: Sources,
-    regs: Registrations<Registration>,
-    /// Serialises changes to the subscription lists.
-    subs_lock: Mutex<()>,
+    /// Registrations by key. A free hands its last step (the free
+    /// callback) to the last delivery inside; the data of such a slot is
+    /// dropped at the next allocation.
+    regs: SlotTable<Listed>,
     /// Ring of thread id `t` at index `t - 1` (null until needed).
     rings: AppendVec<AtomicPtr<Ring>>,
     rings_lock: Mutex<()>,
@@ -155,8 +178,7 @@ impl Events {
             types: AppendVec::new(),
             by_name: Mutex::new(HashMap::new()),
             sources: Sources::new(),
-            regs: Registrations::with_capacity(MAX_REGISTRATIONS),
-            subs_lock: Mutex::new(()),
+            regs: SlotTable::with_capacity(MAX_REGISTRATIONS),
             rings: AppendVec::new(),
             rings_lock: Mutex::new(()),
             buffer_entries: AtomicUsize::new(DEFAULT_BUFFER_ENTRIES),
@@ -198,7 +220,7 @@ impl Events {
         let index = self.types.push(EventType {
             info,
             subscribers: AtomicU32::new(0),
-            subs: AppendVec::new(),
+            subs: Recycler::new(),
         });
         names.insert(name, index);
         drop(names);
@@ -353,23 +375,34 @@ impl Events {
                 }
             }
         };
-        let key = self
-            .regs
-            .alloc(Registration::new(index, object))
-            .map_err(|_| Error::from(ErrorCode::OutOfHandles))?;
-        let _g = self.subs_lock.lock();
-        match ty.subs.iter().find(|(_, k)| k.load(Ordering::Relaxed) == 0) {
-            Some((_, free)) => free.store(key, Ordering::Release),
-            None => {
-                ty.subs.push(AtomicU64::new(key));
-            }
-        }
+        // Registrations freed while a delivery was inside them: their
+        // data (callbacks) is dropped here, from normal code.
+        while self.regs.reclaim().is_some() {}
+        // Both steps O(1): an entry of the type's list (a given-back one
+        // first), a slot of the table (a freed one first).
+        let entry = ty
+            .subs
+            .take(usize::MAX, || AtomicU64::new(0))
+            .expect("no limit");
+        let listed = Listed {
+            reg: Registration::new(index, object),
+            entry,
+        };
+        let Ok(key) = self.regs.try_alloc(listed) else {
+            ty.subs.give_back(entry);
+            return Err(Error::from(ErrorCode::OutOfHandles));
+        };
+        ty.subs
+            .items
+            .get(entry)
+            .expect("a taken entry exists")
+            .store(key, Ordering::Release);
         Ok(key)
     }
 
-    fn registration(&self, key: u64) -> Result<registrations::Inside<'_, Registration>> {
+    fn registration(&self, key: u64) -> Result<Ref<'_, Listed>> {
         self.regs
-            .enter(key)
+            .get(key)
             .ok_or(Error::from(ErrorCode::InvalidHandle))
     }
 
@@ -425,37 +458,36 @@ impl Events {
     /// other threads, or the one calling this from its own callback)
     /// finish, and the last of them runs `free` — at once if none is
     /// running. Never waits. `MPI_T_ERR_INVALID_HANDLE` for a key that is
-    /// not live. Not signal-safe.
+    /// not live. O(1). Not signal-safe.
     pub fn handle_free(&self, key: u64, free: Option<FreeCallback>) -> Result<()> {
         let mut event = None;
-        let live = self.regs.retire(key, |r| {
+        let freed = self.regs.free(key, |r| {
             r.set_free(free);
-            event = Some((r.event, r.subscribed.swap(false, Ordering::SeqCst)));
+            event = Some((r.event, r.entry, r.subscribed.swap(false, Ordering::SeqCst)));
         });
-        if !live {
+        let Some(freed) = freed else {
             return Err(Error::from(ErrorCode::InvalidHandle));
-        }
-        let (index, subscribed) = event.expect("retire ran the closure");
+        };
+        let (index, entry, subscribed) = event.expect("free ran the closure");
         let ty = self.ty(index)?;
         if subscribed {
             ty.subscribers.fetch_sub(1, Ordering::Release);
         }
-        let _g = self.subs_lock.lock();
-        if let Some((_, k)) = ty
-            .subs
-            .iter()
-            .find(|(_, k)| k.load(Ordering::Relaxed) == key)
-        {
+        // Raises that loaded the key before this find it freed.
+        if let Some(k) = ty.subs.items.get(entry) {
             k.store(0, Ordering::Release);
+            ty.subs.give_back(entry);
+        }
+        // Nobody was inside: the free callback ran; drop the callbacks.
+        if let Freed::Now(listed) = freed {
+            drop(listed);
         }
         Ok(())
     }
 
     /// Number of live registrations.
     pub fn registrations(&self) -> usize {
-        let mut n = 0;
-        self.regs.for_each_live(|_, _| n += 1);
-        n
+        self.regs.in_use()
     }
 
     /// The subscriber word of event type `index` (what the C interface's

@@ -105,7 +105,7 @@ impl Events {
                 if key == 0 {
                     continue;
                 }
-                let Some(reg) = self.regs.enter(key) else {
+                let Some(reg) = self.regs.get(key) else {
                     continue;
                 };
                 if reg.object != object {
@@ -266,7 +266,7 @@ impl Events {
             let ring = unsafe { &*p };
             while let Some(pending) = ring.peek() {
                 let index = (pending.event & !HAS_OBJECT) as usize;
-                let reg = self.regs.enter(pending.registration);
+                let reg = self.regs.get(pending.registration);
                 let ty = self.types.get(index);
                 let (Some(reg), Some(ty)) = (reg, ty) else {
                     self.take_out(ring, None);

@@ -7,10 +7,10 @@
 //! loads. A callback that is replaced or removed is not freed then — a
 //! delivery on another thread may be running it — but kept with the
 //! registration until its slot is allocated again (see
-//! [`super::registrations`]), from normal code.
+//! [`crate::lockfree::slot_table`]), from normal code.
 
 use super::instance::{EventInstance, current_requirement};
-use super::registrations::Retire;
+use crate::lockfree::slot_table::Retire;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Mutex, Ordering};
 use crate::vocabulary::kinds::{CbSafety, ObjectRef};
 
@@ -106,7 +106,7 @@ impl Registration {
             let p = self.callbacks[level.rank()].load(Ordering::Acquire);
             // SAFETY: a non-null pointer here is a box this registration
             // owns until it is dropped, and the caller is inside the
-            // registration (see `registrations`), so it is not dropped.
+            // registration (see `lockfree::slot_table`), so it is not dropped.
             (!p.is_null()).then(|| (unsafe { &*p }, level))
         })
     }

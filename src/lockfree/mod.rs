@@ -4,8 +4,11 @@
 //!   without locks (variables, records, slots);
 //! - [`recycler`]: an append vector with a free list of indices (slots,
 //!   session handle lists, watermark subscriptions);
+//! - [`index_stack`]: a lock-free stack of indices linked through the
+//!   elements (the slot table's free lists);
 //! - [`slot_table`]: the generation-checked slot table behind every key a
-//!   tool holds (sessions, pvar handles, cvar handles);
+//!   tool holds (sessions, pvar handles, cvar handles, event
+//!   registrations), whose frees hand the last step to the last reader;
 //! - [`tagged`]: a 128-bit (value, run tag) word, a tool handle's
 //!   per-element state;
 //! - [`striped`]: an exact counter whose increments spread over cache
@@ -21,6 +24,7 @@
 //! They use only [`crate::sync`].
 
 pub(crate) mod append_vec;
+pub(crate) mod index_stack;
 pub(crate) mod isolated;
 pub(crate) mod recycler;
 pub(crate) mod slot_table;

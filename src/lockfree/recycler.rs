@@ -46,6 +46,12 @@ impl<T> Recycler<T> {
         Some(self.items.push(make()))
     }
 
+    /// Every element ever made, in use or given back, with its index.
+    /// Lock-free, async-signal-safe.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &T)> + '_ {
+        self.items.iter()
+    }
+
     /// Gives `index` back for a later [`Recycler::take`].
     pub(crate) fn give_back(&self, index: usize) {
         self.free.lock().push(index);

@@ -8,7 +8,7 @@
 //! in the manner of tokio's `src/loom/`:
 //!
 //! - [`AtomicU64`] and friends, [`Arc`], [`fence`], [`UnsafeCell`] (with
-//!   loom's closure API in both builds), [`spin_hint`];
+//!   loom's closure API in both builds);
 //! - [`AtomicU128`]: `portable-atomic`'s in the real build, under loom a
 //!   version index in a loom atomic (weak loads modelled); [`check_lock_free`] verifies at
 //!   registry creation that it is lock-free on this CPU;
@@ -40,12 +40,6 @@ mod imp {
     pub(crate) use std::sync::{Mutex as RawMutex, MutexGuard};
 
     pub(crate) use portable_atomic::AtomicU128;
-
-    /// A spin hint for the few bounded waits on tool-side slow paths.
-    #[inline]
-    pub(crate) fn spin_hint() {
-        std::hint::spin_loop();
-    }
 }
 
 #[cfg(loom)]
@@ -105,10 +99,6 @@ mod imp {
         pub(crate) const fn is_lock_free() -> bool {
             true
         }
-    }
-
-    pub(crate) fn spin_hint() {
-        loom::thread::yield_now();
     }
 }
 

@@ -111,6 +111,11 @@ fn words(count: usize, value: impl Fn(usize) -> u64) -> Box<[TaggedWord]> {
         .collect()
 }
 
+/// A freed handle is released ([`HandleData::release`]) by whoever takes
+/// its data out of the slot (the free, or the tool side's reclaim), from
+/// normal code; nothing at the signal-safe finish.
+impl crate::lockfree::slot_table::Retire for HandleData {}
+
 impl HandleData {
     /// Builds a handle over `storage`; continuous variables start now (a
     /// callback variable is told [`Notify::Start`], after the

@@ -6,7 +6,7 @@
 use super::handle::{HandleData, HandleInfo};
 use super::session_handles::SessionHandles;
 use crate::event::Event;
-use crate::lockfree::slot_table::{Ref, SlotTable};
+use crate::lockfree::slot_table::{Freed, Ref, SlotTable};
 use crate::lockfree::striped::StripedCounter;
 use crate::pvar::Pvars;
 use crate::sync::Arc;
@@ -106,6 +106,13 @@ impl std::fmt::Debug for Tool {
     }
 }
 
+impl Drop for Tool {
+    fn drop(&mut self) {
+        // Release the handles whose last reader left them to us.
+        self.reclaim();
+    }
+}
+
 impl Tool {
     /// Makes this tool side raise the engine's own handle events (once).
     pub(crate) fn set_engine_events(&self, e: EngineEvents) {
@@ -137,13 +144,15 @@ impl Tool {
 
     /// Creates a session (`MPI_T_pvar_session_create`).
     ///
-    /// Async-signal-safe: no (may allocate a slot; takes the free-list
-    /// mutex). Create sessions before installing a signal handler.
+    /// Async-signal-safe: no (may allocate a slot; cleans up what earlier
+    /// frees left to a reader). Create sessions before installing a signal
+    /// handler.
     pub fn session_create(&self) -> Result<SessionId> {
         self.create_session(false)
     }
 
     pub(crate) fn create_session(&self, owned: bool) -> Result<SessionId> {
+        self.reclaim();
         self.sessions
             .try_alloc(SessionHandles::new(owned))
             .map(SessionId)
@@ -154,10 +163,20 @@ impl Tool {
     /// (`MPI_T_pvar_session_free`). `INVALID_SESSION` if not live, or if it
     /// belongs to a typed [`Session`](super::Session) (freed by dropping it).
     ///
-    /// Async-signal-safe: no (allocates, takes the free-list mutex, waits
-    /// for other threads' operations on the session's handles to finish).
-    /// A handler running meanwhile gets `INVALID_SESSION` /
-    /// `INVALID_HANDLE`, never a dangling handle.
+    /// Never waits for another thread: the session's key and its handles'
+    /// keys are dead when this returns (a handler running meanwhile gets
+    /// `INVALID_SESSION` / `INVALID_HANDLE`, never a dangling handle), and
+    /// an operation still running on one of them (on another thread, or
+    /// in a signal handler this call interrupted) finishes on the data it
+    /// holds. Releasing a handle (a callback variable's Stop and Free
+    /// notifications, a watermark's subscription) is done here if nobody
+    /// is inside it, else — the last one out may be a signal handler,
+    /// which must not release anything — at the next allocation or free
+    /// on this tool side after the last one left, or when the registry is
+    /// dropped (`docs/tool-guide.md`, "Frees never wait").
+    ///
+    /// Async-signal-safe: no (releases handles: notifications, watermark
+    /// subscriptions, memory).
     pub fn session_free(&self, session: SessionId) -> Result<()> {
         if self.sessions.get(session.0).is_some_and(|s| s.owned) {
             return Err(Error::InvalidSession);
@@ -166,16 +185,43 @@ impl Tool {
     }
 
     pub(crate) fn free_session(&self, session: SessionId) -> Result<()> {
-        // No new handle operation can validate the session after this, and
-        // `free` waits for the allocations in progress (they hold a reader
-        // reference on the session), so the list is complete.
-        let handles = self.sessions.free(session.0).ok_or(Error::InvalidSession)?;
+        // No new handle operation can validate the session after this.
+        // Allocations in progress hold a reader reference on the session:
+        // the list is complete once the last reference is gone, so its
+        // handles are freed by whoever takes the list out of the slot —
+        // here if nobody is inside, else `reclaim` after the last leaves.
+        match self.sessions.free(session.0, |_| ()) {
+            None => return Err(Error::InvalidSession),
+            Some(Freed::Now(handles)) => self.free_listed(&handles),
+            Some(Freed::Later) => {}
+        }
+        self.reclaim();
+        Ok(())
+    }
+
+    /// Frees the handles of a freed session's list.
+    fn free_listed(&self, handles: &SessionHandles) {
         for key in handles.keys() {
-            if let Some(h) = self.handles.free(key) {
+            if let Some(Freed::Now(h)) = self.handles.free(key, |_| ()) {
                 h.release();
             }
         }
-        Ok(())
+    }
+
+    /// Finishes what frees left to a reader that turned out to be the
+    /// last inside (see `lockfree::slot_table`): a freed session's handles
+    /// are freed, a freed handle is released. Called on this side's
+    /// allocation and free paths (normal code) and when it is dropped;
+    /// one load per table when nothing waits.
+    fn reclaim(&self) {
+        while self.sessions.has_retired() || self.handles.has_retired() {
+            if let Some(handles) = self.sessions.reclaim() {
+                self.free_listed(&handles);
+            }
+            if let Some(h) = self.handles.reclaim() {
+                h.release();
+            }
+        }
     }
 
     fn check_session(&self, session: SessionId) -> Result<()> {
@@ -194,8 +240,9 @@ impl Tool {
     /// bound (ignored otherwise), and returns it with its element count.
     ///
     /// Async-signal-safe: no (allocates the handle state and, for
-    /// watermarks, a subscription). Allocate handles before installing a
-    /// signal handler and pass their keys to it through statics.
+    /// watermarks, a subscription; cleans up what earlier frees left to a
+    /// reader). Allocate handles before installing a signal handler and
+    /// pass their keys to it through statics.
     pub fn handle_alloc(
         &self,
         session: SessionId,
@@ -213,6 +260,7 @@ impl Tool {
         object: Option<ObjectRef>,
         owned: bool,
     ) -> Result<(u64, usize)> {
+        self.reclaim();
         self.check_session(session)?;
         let info = self.pvars.info(index)?;
         let object = if info.bind == BindKind::NoObject {
@@ -249,6 +297,9 @@ impl Tool {
             // Freed since the check above.
             None => Err((Error::InvalidSession, data)),
         };
+        // If the session was freed while we held our reference, ours was
+        // the last: its list (now with our handle) waits for this.
+        self.reclaim();
         match allocated {
             Ok(key) => {
                 if let Some(e) = self.engine_events.get() {
@@ -270,8 +321,12 @@ impl Tool {
     /// is not a live handle of `session`, or if it belongs to a typed
     /// [`Handle`](super::Handle) (freed by dropping it).
     ///
-    /// Async-signal-safe: no (takes the free-list mutex, waits for other
-    /// threads' operations on the handle to finish, drops an `Arc`).
+    /// Never waits for another thread: an operation still running on the
+    /// handle finishes on the data it holds, and the handle is released
+    /// (see [`session_free`](Self::session_free)) once the last one left.
+    ///
+    /// Async-signal-safe: no (releases the handle: notifications, a
+    /// watermark subscription, an `Arc`).
     pub fn handle_free(&self, session: SessionId, handle: HandleId) -> Result<()> {
         let owned = self.handle(session, handle)?.owned;
         if owned {
@@ -281,16 +336,23 @@ impl Tool {
     }
 
     pub(crate) fn free_handle(&self, session: SessionId, key: u64) -> Result<()> {
-        let h = self.handles.free(key).ok_or(Error::InvalidHandle)?;
+        let mut what = (0, 0);
+        let freed = self
+            .handles
+            .free(key, |h| what = (h.index, h.session_entry))
+            .ok_or(Error::InvalidHandle)?;
+        let (index, session_entry) = what;
         if let Some(e) = self.engine_events.get() {
-            e.handle_free
-                .raise(&(h.index.min(i32::MAX as usize) as i32));
+            e.handle_free.raise(&(index.min(i32::MAX as usize) as i32));
         }
         // A session being freed meanwhile drops its whole list instead.
         if let Some(handles) = self.sessions.get(session.0) {
-            handles.clear(h.session_entry);
+            handles.clear(session_entry);
         }
-        h.release();
+        if let Freed::Now(h) = freed {
+            h.release();
+        }
+        self.reclaim();
         Ok(())
     }
 

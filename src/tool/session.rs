@@ -3,8 +3,9 @@
 //!
 //! A [`Handle`] is validated once, when it is allocated: it holds a reader
 //! reference to its slot for its whole life, so no call looks its keys up
-//! again. Dropping it frees it (the reference is given back first: `free`
-//! waits for readers); dropping the session frees the session. Because a
+//! again. Dropping it frees it (the reference is given back first, so the
+//! free usually finds nobody inside and releases the handle at once; it
+//! never waits); dropping the session frees the session. Because a
 //! typed handle holds its slot, the keyed API refuses to free a typed
 //! session or handle (`INVALID_SESSION` / `INVALID_HANDLE`); every other
 //! keyed call works with their keys ([`Session::id`], [`Handle::id`]), which
@@ -316,7 +317,8 @@ impl<'s> Handle<'s> {
 
 impl Drop for Handle<'_> {
     fn drop(&mut self) {
-        // Give the reader reference back first: `free` waits for readers.
+        // Give the reader reference back first, so that the free is
+        // usually the last one out and releases the handle itself.
         drop(self.data.take());
         let _ = self.tool().free_handle(self.session.id, self.key);
     }

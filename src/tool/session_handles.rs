@@ -23,6 +23,10 @@ pub(crate) struct SessionHandles {
     pub(crate) owned: bool,
 }
 
+/// A freed session's handles are freed by whoever takes its list out of
+/// the slot (the free, or the tool side's reclaim), from normal code.
+impl crate::lockfree::slot_table::Retire for SessionHandles {}
+
 impl SessionHandles {
     pub(crate) fn new(owned: bool) -> Self {
         Self {

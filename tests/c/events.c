@@ -10,8 +10,8 @@
  * communicators, categories holding events, and the engine's own
  * pvar_engine_handle_alloc / _free events.
  *
- * Not provoked: MPI_T_ERR_OUT_OF_HANDLES (2^16 registrations) and
- * MPI_T_ERR_MEMORY.
+ * Not provoked here: MPI_T_ERR_OUT_OF_HANDLES (2^16 registrations:
+ * event_limits.c) and MPI_T_ERR_MEMORY.
  *
  * The component side is written against pvar.h (pvar_source_register,
  * pvar_event_register, pvar_event_raise{,_in,_at}, pvar_event_deliver).

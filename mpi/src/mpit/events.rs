@@ -434,7 +434,39 @@ pub unsafe extern "C" fn MPI_T_event_handle_set_info(
     entry(|c| c.ours(unsafe { ours::PMPI_T_event_handle_set_info(event_registration, null_mut()) }))
 }
 
-/// `MPI_T_event_handle_get_info`: the library's `MPI_INFO_NULL`.
+/// Writes the info object an event `*_get_info` call returns through
+/// `p` (non-NULL): MPI 4.1 asks for a new info object holding the hints
+/// in effect. pvar keeps no hints, so while the library's MPI is
+/// initialised (and not finalised) that is a new, empty object made by
+/// its `MPI_Info_create`, which the tool frees with `MPI_Info_free`; before
+/// `MPI_Init`, after `MPI_Finalize`, or with the library's MPI_T unusable,
+/// its `MPI_INFO_NULL` (as the standalone `libpvar` always returns).
+///
+/// # Safety
+/// `p` is non-NULL and valid for a write of the library's `MPI_Info`.
+unsafe fn info_used_out(c: &Ctx, p: *mut c_void) -> R {
+    if let Some(lib) = c.lib
+        && let (Some(create), Some(initialized), Some(finalized)) =
+            (lib.info_create, lib.initialized, lib.finalized)
+    {
+        let (mut init, mut fin) = (0, 0);
+        // SAFETY: `MPI_Initialized` / `MPI_Finalized` may be called at any
+        // time; local OUT values.
+        let live =
+            unsafe { initialized(&mut init) == lib.success && finalized(&mut fin) == lib.success };
+        if live && init != 0 && fin == 0 {
+            // SAFETY: `p` holds an `MPI_Info` of the library (contract);
+            // MPI is initialised.
+            return c.theirs(unsafe { create(p) });
+        }
+    }
+    // SAFETY: as above.
+    unsafe { info_null_out(c, p) };
+    Ok(())
+}
+
+/// `MPI_T_event_handle_get_info`: a new, empty info object of the library
+/// while MPI is initialised, else its `MPI_INFO_NULL` ([`info_used_out`]).
 ///
 /// # Safety
 /// `info_used` NULL (`MPI_T_ERR_INVALID`) or valid.
@@ -449,8 +481,7 @@ pub unsafe extern "C" fn MPI_T_event_handle_get_info(
         // SAFETY: pvar validates the key; a local OUT value.
         c.ours(unsafe { ours::PMPI_T_event_handle_get_info(event_registration, &mut i) })?;
         // SAFETY: checked non-NULL; valid by contract.
-        unsafe { info_null_out(c, info_used) };
-        Ok(())
+        unsafe { info_used_out(c, info_used) }
     })
 }
 
@@ -540,7 +571,7 @@ pub unsafe extern "C" fn MPI_T_event_callback_set_info(
     })
 }
 
-/// `MPI_T_event_callback_get_info`: the library's `MPI_INFO_NULL`.
+/// `MPI_T_event_callback_get_info`: as [`MPI_T_event_handle_get_info`].
 ///
 /// # Safety
 /// `info_used` NULL (`MPI_T_ERR_INVALID`) or valid.
@@ -557,8 +588,7 @@ pub unsafe extern "C" fn MPI_T_event_callback_get_info(
         // SAFETY: pvar validates the key; a local OUT value.
         c.ours(unsafe { ours::PMPI_T_event_callback_get_info(event_registration, level, &mut i) })?;
         // SAFETY: checked non-NULL; valid by contract.
-        unsafe { info_null_out(c, info_used) };
-        Ok(())
+        unsafe { info_used_out(c, info_used) }
     })
 }
 

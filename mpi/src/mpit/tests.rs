@@ -38,6 +38,30 @@ const LIB_SESSION: usize = 0x5000;
 static LIB_TOP_BIT: AtomicBool = AtomicBool::new(false);
 /// Top-bit handles the library was asked to free.
 static LIB_FREED_TOP: AtomicUsize = AtomicUsize::new(0);
+/// The fake MPI's state for `MPI_Initialized` / `MPI_Finalized`: 0 before
+/// `MPI_Init`, 1 initialised, 2 finalised.
+static LIB_MPI_STATE: AtomicI32 = AtomicI32::new(0);
+/// Info objects the fake's `MPI_Info_create` made.
+static LIB_INFOS: AtomicUsize = AtomicUsize::new(0);
+/// The fake's `MPI_INFO_NULL` (4-byte handles, as MPICH's).
+const INFO_NULL: u32 = 0x1c00_0000;
+
+unsafe extern "C" fn f_info_create(info: *mut c_void) -> c_int {
+    let n = LIB_INFOS.fetch_add(1, Ordering::SeqCst) as u32 + 1;
+    // SAFETY: the merged layer passes the tool's `MPI_Info *` (4 bytes).
+    unsafe { info.cast::<u32>().write_unaligned(0x9c00_0000 + n) };
+    SUCCESS
+}
+unsafe extern "C" fn f_initialized(flag: *mut c_int) -> c_int {
+    // SAFETY: valid pointer.
+    unsafe { *flag = c_int::from(LIB_MPI_STATE.load(Ordering::SeqCst) >= 1) };
+    SUCCESS
+}
+unsafe extern "C" fn f_finalized(flag: *mut c_int) -> c_int {
+    // SAFETY: valid pointer.
+    unsafe { *flag = c_int::from(LIB_MPI_STATE.load(Ordering::SeqCst) == 2) };
+    SUCCESS
+}
 
 fn lib_handle(i: c_int) -> Handle {
     (0x6000 + i as usize) as Handle
@@ -328,7 +352,7 @@ fn fake() -> LibraryAbi {
         ],
         enum_null: 0,
         pvar_all_handles: ALL_HANDLES,
-        info_null: 0x1c00_0000,
+        info_null: INFO_NULL as u64,
         init_thread: Some(f_init),
         finalize: Some(f_finalize),
         ..MPI5
@@ -363,6 +387,9 @@ fn fake() -> LibraryAbi {
         t.category_get_cvars = Some(f_cat_none);
         t.category_get_categories = Some(f_cat_none);
         t.category_changed = Some(f_stamp);
+        t.info_create = Some(f_info_create);
+        t.initialized = Some(f_initialized);
+        t.finalized = Some(f_finalized);
     })
 }
 
@@ -812,6 +839,7 @@ fn events_section() {
             SUCCESS
         );
     }
+    info_objects(first);
     SECOND.store(second as usize, Ordering::SeqCst);
     // SAFETY: a live registration and a valid free callback.
     let rc = unsafe { MPI_T_event_handle_free(first, null_mut(), Some(free_second)) };
@@ -820,4 +848,53 @@ fn events_section() {
     // SAFETY: values only; freed by the callback.
     let rc = unsafe { MPI_T_event_handle_free(second, null_mut(), None) };
     assert_ne!(rc, SUCCESS);
+}
+
+/// The info objects of `MPI_T_event_handle_get_info` and
+/// `MPI_T_event_callback_get_info` for a live registration with a
+/// callback at the library's level 0: the library's `MPI_INFO_NULL` while
+/// its MPI is not initialised or finalised, a new object from its
+/// `MPI_Info_create` (one per call) while it is; errors make none.
+fn info_objects(reg: *mut c_void) {
+    use super::events::*;
+    let handle = |r: *mut c_void| {
+        let mut info = 0u32;
+        // SAFETY: a 4-byte OUT value, the fake's `MPI_Info`.
+        let rc = unsafe { MPI_T_event_handle_get_info(r, (&raw mut info).cast()) };
+        (rc, info)
+    };
+    let callback = |level: c_int| {
+        let mut info = 0u32;
+        // SAFETY: as above.
+        let rc = unsafe { MPI_T_event_callback_get_info(reg, level, (&raw mut info).cast()) };
+        (rc, info)
+    };
+    let made = LIB_INFOS.load(Ordering::SeqCst);
+    LIB_MPI_STATE.store(0, Ordering::SeqCst);
+    assert_eq!(handle(reg), (SUCCESS, INFO_NULL), "before MPI_Init");
+    assert_eq!(callback(0), (SUCCESS, INFO_NULL));
+    LIB_MPI_STATE.store(1, Ordering::SeqCst);
+    let (rc, a) = handle(reg);
+    let (rc2, b) = callback(0);
+    assert_eq!((rc, rc2), (SUCCESS, SUCCESS));
+    assert!(
+        a != INFO_NULL && b != INFO_NULL && a != b,
+        "new objects: {a:#x} {b:#x}"
+    );
+    assert_eq!(LIB_INFOS.load(Ordering::SeqCst), made + 2);
+    // Errors: a made-up registration, a level without a callback, a NULL
+    // OUT pointer; no object is made.
+    assert_eq!(handle(0x1234 as *mut c_void).0, err(code::INVALID_HANDLE));
+    assert_eq!(
+        callback(3).0,
+        err(code::INVALID),
+        "no callback at that level"
+    );
+    // SAFETY: a NULL OUT pointer is refused before anything is written.
+    let rc = unsafe { MPI_T_event_handle_get_info(reg, null_mut()) };
+    assert_eq!(rc, err(1006));
+    assert_eq!(LIB_INFOS.load(Ordering::SeqCst), made + 2);
+    LIB_MPI_STATE.store(2, Ordering::SeqCst);
+    assert_eq!(handle(reg), (SUCCESS, INFO_NULL), "after MPI_Finalize");
+    LIB_MPI_STATE.store(0, Ordering::SeqCst);
 }
