@@ -147,8 +147,6 @@
 //! worked example of both sides.
 
 #![deny(missing_docs)]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod category;
 pub mod cvar;
