@@ -19,14 +19,18 @@
 //! ```
 //!
 //! Its normal dependencies are `libc`, `portable-atomic` and `quanta`.
-//! Features: `compile-out` (every update compiles to nothing; registration
-//! and the tool side keep working) and `capi` (the C interface's symbols,
-//! for the `pvar-capi` package that builds `libpvar`; a Rust program does
-//! not need it; `ffi` is the same without the `MPI_T_*` exports, for the
-//! MPI interposer). `metrics` adds `pvar::recorder`, a recorder for the
+//! Features, all additive: `ffi` (the C interface: the component symbols
+//! `pvar_*` of `include/pvar.h`, and the MPI_T functions Rust-callable as
+//! `pvar::ffi::mpi_t`; the `pvar-capi` package builds `libpvar` on it and
+//! exports `MPI_T_*`, the MPI interposer serves its own; a Rust program
+//! does not need it). `metrics` adds `pvar::recorder`, a recorder for the
 //! `metrics` crate that makes `metrics::counter!` & co. record into pvar
 //! variables. `mpi` adds `pvar::report::mpi`, the cross-rank report over
-//! the `mpi` crate (rsmpi) for Rust MPI programs.
+//! the `mpi` crate (rsmpi) for Rust MPI programs. Not a feature: building
+//! with `RUSTFLAGS="--cfg pvar_compile_out"` compiles every update to
+//! nothing (registration and the tool side keep working; [`INSTRUMENTED`]
+//! says which build this is) — a cfg the final program's builder sets, so
+//! that no dependency can switch another crate's counters off.
 //!
 //! The shortest way, in the global registry (see
 //! [`counter!`](crate::counter!) and the component guide):
@@ -212,6 +216,11 @@ pub use vocabulary::kinds::{
     THREAD_SERIALIZED, THREAD_SINGLE, Verbosity,
 };
 pub use vocabulary::{CvarInfo, ElementCount, EventInfo, MAX_RECORD_BYTES, PvarInfo, SourceInfo};
+
+/// `false` when this build compiles every component update to nothing
+/// (`RUSTFLAGS="--cfg pvar_compile_out"`): variables register and tools
+/// read them, but values stay at zero.
+pub const INSTRUMENTED: bool = pvar::ENABLED;
 
 /// Number of threads currently registered with the engine (holding a
 /// per-thread id), across all registries. Async-signal-safe.
