@@ -124,12 +124,27 @@
 //! 8. `export` — snapshots of a registry, the shared-memory region other
 //!    processes read them from (`pvar top <pid>`), OpenMetrics text;
 //!    `recorder` (feature `metrics`) — a `metrics` crate recorder;
+//!    `sampler` — the [`Sampler`], a signal-driven sampling tool;
 //! 9. `process` — [`global`], MPI_T init/finalize, the engine's own
 //!    variables; `report` — the cross-rank report of an MPI job (the
 //!    ranks' snapshots aggregated; over rsmpi with the feature `mpi`);
 //! 10. `ffi` — the C interface (`libpvar`, `include/mpi_t.h`,
 //!     `include/pvar.h`); the `pvar` CLI is a separate binary on top, and
 //!     so is the MPI interposer (`mpi/`, `libpvar_mpi.so`, [`guides::mpi`]).
+//!
+//! ## Public paths
+//!
+//! Every public item has exactly one path (checked by
+//! `tests/layering.rs`). What every component and tool uses — the
+//! registry, the handles, sessions, events, control variables, the
+//! vocabulary, [`Sampler`] — is at the crate root, re-exported from
+//! private modules. An area a program opts into is a public module,
+//! reached only through its own path and never re-exported at the root:
+//! [`export`] (the view from outside the process), [`report`] (the
+//! cross-rank report), `recorder` (feature `metrics`), [`process`] (MPI_T
+//! initialisation by reference count, the engine's own variables),
+//! [`guides`]. `#[doc(hidden)]` modules (`ffi`, `__private`, test hooks)
+//! are not API.
 //!
 //! ## Guides
 //!
@@ -153,7 +168,7 @@
 #![deny(missing_docs)]
 
 mod category;
-pub mod cvar;
+mod cvar;
 mod event;
 #[cfg(not(loom))]
 pub mod export;
@@ -175,21 +190,24 @@ pub mod recorder;
 mod registry;
 #[cfg(not(loom))]
 pub mod report;
+#[cfg(all(target_os = "linux", not(loom)))]
+mod sampler;
 mod sync;
 mod tool;
 mod vocabulary;
 
 pub use category::{Categories, CategoryInfo};
-pub use cvar::{BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarType, CvarValue, Cvars, StaticCvar};
+pub use cvar::{
+    BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarType, CvarValue, Cvars, DEFAULT_STRING_CAPACITY,
+    NumericCvar, StaticCvar,
+};
 pub use event::{
     DEFAULT_BUFFER_ENTRIES, DroppedCallback, Element, Event, EventBuilder, EventCallback,
     EventInstance, EventRecord, EventRegistration, EventStats, Events, FreeCallback,
     MAX_REGISTRATIONS, TimestampFn,
 };
 pub use hot::clock::{Clock, MockTime};
-pub use process::global;
-#[cfg(all(target_os = "linux", not(loom)))]
-pub use process::sampler::{Sample, SampleClock, Sampler, SamplerBuilder, SamplerStats};
+pub use process::init::global;
 pub use pvar::{
     Aggregate, Bound, CallbackVar, ClassHandle, ComponentHandle, Counter, Generic, HighWatermark,
     Level, LocalCounter, LowWatermark, Percentage, PvarBuilder, Pvars, Site, SiteDecl, SiteRef,
@@ -199,11 +217,15 @@ pub use pvar::{
 /// What the use-site macros expand to and nothing else may name.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::cvar::CvarDecl;
     pub use crate::hot::cells::site_cache::SiteCache;
+    pub use crate::process::init::{global_cvars, global_pvars};
     #[cfg(loom)]
     pub use loom;
 }
 pub use registry::Registry;
+#[cfg(all(target_os = "linux", not(loom)))]
+pub use sampler::{Sample, SampleClock, Sampler, SamplerBuilder, SamplerStats};
 pub use tool::{
     Handle, HandleId, HandleInfo, Session, SessionId, Tool, ToolStats, TypedHandle, Values,
 };

@@ -21,7 +21,7 @@ const FLOORS: &[&[&str]] = &[
     &["pvar", "cvar", "event"],
     &["tool"],
     &["registry"],
-    &["export", "recorder"],
+    &["export", "recorder", "sampler"],
     // `report` aggregates `export` snapshots: one floor above it.
     &["process", "report"],
     &["ffi"],
@@ -349,4 +349,191 @@ fn the_check_reads_paths_as_intended() {
     );
     assert_eq!(floor_of("tool"), Some(5));
     assert!(floor_of("vocabulary") < floor_of("hot"));
+}
+
+/// The `mod` declarations of a module file: (name, public), where public
+/// means `pub mod` without `#[doc(hidden)]` (hidden modules are not API).
+fn modules_declared(code: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut hidden = false;
+    for line in code.lines() {
+        let t = line.trim();
+        if t.starts_with("#[doc(hidden)]") {
+            hidden = true;
+            continue;
+        }
+        if t.starts_with("#[") {
+            continue;
+        }
+        let (public, rest) = if let Some(r) = t.strip_prefix("pub mod ") {
+            (!hidden, r)
+        } else if let Some(r) = t.strip_prefix("mod ") {
+            (false, r)
+        } else if let Some(r) = t.strip_prefix("pub(crate) mod ") {
+            (false, r)
+        } else {
+            hidden = false;
+            continue;
+        };
+        hidden = false;
+        let name: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+        out.push((name, public));
+    }
+    out
+}
+
+/// The paths a module file re-exports with `pub use` (not `pub(crate)`),
+/// each as its segments, groups expanded: `pub use a::{b::C, D};` gives
+/// `[a, b, C]` and `[a, D]`.
+fn pub_use_paths(code: &str) -> Vec<Vec<String>> {
+    fn expand(prefix: &[String], tree: &str, out: &mut Vec<Vec<String>>) {
+        let tree = tree.trim();
+        if tree.is_empty() {
+            return;
+        }
+        if let Some(open) = tree.find('{') {
+            let head: Vec<String> = tree[..open]
+                .split("::")
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            let inner = &tree[open + 1..tree.rfind('}').expect("closing brace")];
+            let mut depth = 0;
+            let mut start = 0;
+            let base: Vec<String> = prefix.iter().cloned().chain(head).collect();
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        expand(&base, &inner[start..i], out);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            expand(&base, &inner[start..], out);
+        } else {
+            let mut path: Vec<String> = prefix.to_vec();
+            path.extend(tree.split("::").map(|s| s.trim().to_string()));
+            out.push(path);
+        }
+    }
+    let mut out = Vec::new();
+    for stmt in code.split(';') {
+        let t = stmt.trim_start();
+        // Attributes before the statement (`#[cfg(…)]`) are skipped.
+        let t = t.rsplit(']').next().unwrap_or(t).trim_start();
+        if let Some(tree) = t.strip_prefix("pub use ") {
+            let tree = tree
+                .trim()
+                .trim_start_matches("crate::")
+                .trim_start_matches("self::");
+            expand(&[], tree, &mut out);
+        }
+    }
+    out
+}
+
+/// The crate's one rule for public paths (`src/lib.rs`, "Public paths"):
+/// the crate root re-exports only from private modules; a public module
+/// (`export`, `process`, `recorder`, `report`, …) is an area a program
+/// opts into, reached only through its own path, and inside it nothing is
+/// re-exported from a public submodule. So no item has two public paths.
+/// `#[doc(hidden)]` modules are not API and are not checked.
+#[test]
+fn every_public_item_has_one_path() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let file_of = |module_path: &[&str]| -> Option<PathBuf> {
+        let rel = module_path.join("/");
+        [
+            src.join(format!("{rel}.rs")),
+            src.join(format!("{rel}/mod.rs")),
+        ]
+        .into_iter()
+        .find(|p| p.exists())
+    };
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    // Every module file reachable through public modules, from the root.
+    let mut todo: Vec<Vec<String>> = vec![vec![]];
+    while let Some(module) = todo.pop() {
+        let parts: Vec<&str> = module.iter().map(String::as_str).collect();
+        let file = if parts.is_empty() {
+            src.join("lib.rs")
+        } else {
+            match file_of(&parts) {
+                Some(f) => f,
+                // An inline module (`pub mod mpi_t { … }`, the guides):
+                // its re-exports are read with its parent's file.
+                None => continue,
+            }
+        };
+        let code = code_only(&std::fs::read_to_string(&file).unwrap());
+        let mods = modules_declared(&code);
+        let public = |name: &str| mods.iter().any(|(m, p)| m == name && *p);
+        for path in pub_use_paths(&code) {
+            checked += 1;
+            let first = path[0].as_str();
+            if !public(first) {
+                continue;
+            }
+            // Allowed only through a private submodule of the public one
+            // that does not itself re-export the item (`process::init::global`).
+            let inner = file_of(&[parts.as_slice(), &[first]].concat())
+                .map(|f| code_only(&std::fs::read_to_string(f).unwrap()))
+                .unwrap_or_default();
+            let through_private = path.len() > 2
+                && !modules_declared(&inner)
+                    .iter()
+                    .any(|(m, p)| m == &path[1] && *p)
+                && !pub_use_paths(&inner)
+                    .iter()
+                    .any(|p| p.last() == path.last());
+            if !through_private {
+                wrong.push(format!(
+                    "{}: `pub use {}` re-exports from the public module `{first}`",
+                    file.strip_prefix(&src).unwrap().display(),
+                    path.join("::")
+                ));
+            }
+        }
+        for (name, is_public) in mods {
+            if is_public {
+                let mut m = module.clone();
+                m.push(name);
+                todo.push(m);
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} re-exports checked");
+    assert!(
+        wrong.is_empty(),
+        "items with two public paths:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_public_path_check_reads_declarations_as_intended() {
+    let code = "#[doc(hidden)]\npub mod ffi;\npub mod export;\nmod hot;\npub(crate) mod init;";
+    assert_eq!(
+        modules_declared(code),
+        [
+            ("ffi".to_string(), false),
+            ("export".to_string(), true),
+            ("hot".to_string(), false),
+            ("init".to_string(), false)
+        ]
+    );
+    let uses = "#[cfg(x)]\npub use a::{b::{C, D}, E};\npub(crate) use f::G;\npub use h::I;";
+    assert_eq!(
+        pub_use_paths(uses),
+        [
+            vec!["a", "b", "C"],
+            vec!["a", "b", "D"],
+            vec!["a", "E"],
+            vec!["h", "I"]
+        ]
+    );
 }

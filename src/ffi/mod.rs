@@ -64,7 +64,7 @@ impl<T> OrCode<T> for crate::vocabulary::error::Result<T> {
 /// The registry the C interface serves.
 #[inline]
 pub(crate) fn registry() -> &'static Registry {
-    crate::process::global()
+    crate::process::init::global()
 }
 
 /// Runs `body` unless the interface is uninitialised, catching panics.
@@ -211,7 +211,7 @@ pub mod mpi_t {
 
 /// Opaque C handle types: pointers to distinct incomplete structs in C,
 /// plain pointer-sized values here.
-pub mod types {
+mod types {
     use core::ffi::c_void;
 
     /// `MPI_T_pvar_session`.
