@@ -10,7 +10,8 @@ use serde::Serialize;
 use pvar::PvarClass;
 use pvar::export::{Number, Snapshot, VarSnapshot};
 
-use super::{Res, age_s, item_name, json, object_text};
+use super::values::{age_s, item_name, object_text};
+use super::{Res, json};
 use crate::format::{Col, Table, terminal_safe};
 
 /// Options of `pvar read`.
@@ -65,7 +66,7 @@ struct Exporting {
 }
 
 fn list(as_json: bool) -> Res<()> {
-    let (dir, regions) = super::list_regions();
+    let (dir, regions) = super::open::list_regions();
     let found: Vec<Exporting> = regions
         .into_iter()
         .map(|(pid, path)| {
