@@ -28,7 +28,7 @@
 //!
 //! ```text
 //! cargo build --release -p pvar-capi
-//! cargo bench --features capi --bench c_component
+//! cargo bench --features ffi --bench c_component
 //! ```
 //!
 //! (`scripts/bench.sh` does both.) Without the `.so`, the bench prints a
@@ -343,7 +343,7 @@ fn c_case(
     let before = api.total(v);
     let d = run_threads(threads, iters, move |iters| body(api, v, iters));
     let got = api.total(v).wrapping_sub(before);
-    if !cfg!(feature = "compile-out") || !std::ptr::fn_addr_eq(api.inc, STATIC.inc) {
+    if !cfg!(pvar_compile_out) || !std::ptr::fn_addr_eq(api.inc, STATIC.inc) {
         assert_eq!(
             got,
             threads as u64 * (iters + extra),
@@ -465,7 +465,7 @@ fn component_case(threads: usize, iters: u64, macro_loop: bool) -> Duration {
         }
         d
     });
-    if macro_loop && !cfg!(feature = "compile-out") {
+    if macro_loop && !cfg!(pvar_compile_out) {
         // SAFETY: as above.
         let got = unsafe { (c.get_at)((c.sent)(), 0) }.wrapping_sub(before);
         assert_eq!(

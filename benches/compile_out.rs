@@ -1,10 +1,10 @@
 //! What instrumentation costs when compiled out.
 //!
-//! Run it with the feature, and without for comparison:
+//! Run it with the cfg, and without for comparison:
 //!
 //! ```text
-//! cargo bench --features compile-out --bench compile_out   # group compile_out/compiled_out
-//! cargo bench --bench compile_out                          # group compile_out/enabled
+//! RUSTFLAGS="--cfg pvar_compile_out" cargo bench --bench compile_out   # group compile_out/compiled_out
+//! cargo bench --bench compile_out                                      # group compile_out/enabled
 //! ```
 //!
 //! Cases, one per iteration, every one passing the handle through
@@ -16,7 +16,7 @@
 //! - `watermark`: `black_box(&wm).update(i)`;
 //! - `empty_again`: `empty` once more, last (the spread is the noise).
 //!
-//! With `compile-out` every update is an empty inline function, so each
+//! With `pvar_compile_out` every update is an empty inline function, so each
 //! case should be indistinguishable from `empty` (ratio ≈ 1.0).
 
 mod common;
@@ -26,7 +26,7 @@ use std::hint::black_box;
 use common::{quick, timed, timed_i};
 use criterion::Criterion;
 
-const MODE: &str = if cfg!(feature = "compile-out") {
+const MODE: &str = if cfg!(pvar_compile_out) {
     "compiled_out"
 } else {
     "enabled"
@@ -74,7 +74,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
-    if cfg!(feature = "compile-out") {
+    if cfg!(pvar_compile_out) {
         assert_eq!(counter.get(), 0, "compiled out: no update lands");
     }
 }

@@ -10,7 +10,7 @@
 #   cargo bench --bench tool           reads, read-all, handle/session alloc, cvar reads
 #   cargo bench --bench c_component    updates through pvar.h (static, .so)
 #   cargo bench --bench memory         bytes per variable/thread/handle
-#   cargo bench --bench compile_out    with and without --features compile-out
+#   cargo bench --bench compile_out    with and without --cfg pvar_compile_out
 #   pvar bench --json --threads 2      the 20-second overview (its rows in the report)
 # then scripts/bench_report.py parses target/criterion/**/new/estimates.json
 # (medians) and the side outputs in target/pvar-bench/ (lost counts of the
@@ -49,12 +49,14 @@ if [[ "${1:-}" != "--report" ]]; then
     stage "tool side (benches/tool.rs)"
     cargo bench --bench tool 2>&1 | tee -a "$log"
     stage "C component API, static and libpvar.so (benches/c_component.rs)"
-    cargo bench --features capi --bench c_component 2>&1 | tee -a "$log"
+    cargo bench --features ffi --bench c_component 2>&1 | tee -a "$log"
     stage "memory (benches/memory.rs)"
     cargo bench --bench memory 2>&1 | tee -a "$log"
     stage "instrumentation enabled vs compiled out (benches/compile_out.rs)"
     cargo bench --bench compile_out 2>&1 | tee -a "$log"
-    cargo bench --features compile-out --bench compile_out 2>&1 | tee -a "$log"
+    # (its own target dir: a RUSTFLAGS change would rebuild everything)
+    RUSTFLAGS="--cfg pvar_compile_out" CARGO_TARGET_DIR=target/compile-out \
+        cargo bench --bench compile_out 2>&1 | tee -a "$log"
     stage "pvar bench --json (cli/src/bench.rs)"
     pb_clock=()
     if [[ "$PVAR_BENCH_CLOCK" == cpu ]]; then pb_clock=(--cpu-time); fi

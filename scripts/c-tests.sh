@@ -35,6 +35,19 @@ run() {
     fi
 }
 
+# Every function include/mpi_t.h declares (MPI_T_x and PMPI_T_x) is exported
+# by libpvar.so (capi/src/lib.rs lists them), and no other MPI_T name is.
+echo "--- libpvar.so exports what mpi_t.h declares"
+declared=$(grep -oE '^int +P?MPI_T_[a-z_]+ *\(' include/mpi_t.h | sed -E 's/^int +//; s/ *\(//' | sort -u)
+exported=$(nm -D --defined-only "$libdir/libpvar.so" | awk '{ print $3 }' | grep -E '^P?MPI_T_' | sort -u)
+if [ "$declared" != "$exported" ]; then
+    echo "FAILED: libpvar.so exports differ from mpi_t.h's declarations:"
+    diff <(echo "$declared") <(echo "$exported") || true
+    failed=$((failed + 1))
+else
+    echo "$(echo "$declared" | wc -l) MPI_T_ / PMPI_T_ functions declared and exported"
+fi
+
 # The component of site_macros.c: a shared library it loads with dlopen.
 "$CC" "${cflags[@]}" -fPIC -shared tests/c/dl/site_component.c \
     -o "$out/libsite_component.so" -L"$libdir" -Wl,-rpath,"$libdir" -lpvar

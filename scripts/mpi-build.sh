@@ -14,7 +14,7 @@
 #
 # The Rust half (mpi/, a static archive) does not depend on the MPI
 # library: it is built once per variant, with cargo, into
-# target/mpi/rust-on and (feature compile-out) target/mpi/rust-off, then
+# target/mpi/rust-on and (--cfg pvar_compile_out) target/mpi/rust-off, then
 # linked whole with the C half (mpi/c/*.c, compiled against each
 # library's mpi.h) and exported through mpi/c/exports.map. Idempotent:
 # cargo and the up-to-date checks below rebuild only what changed.
@@ -56,8 +56,8 @@ out=target/mpi
 
 # The Rust half, with updates on and compiled out.
 CARGO_TARGET_DIR=$out/rust-on cargo build --release --manifest-path mpi/Cargo.toml
-CARGO_TARGET_DIR=$out/rust-off cargo build --release --manifest-path mpi/Cargo.toml \
-    --features compile-out
+RUSTFLAGS="--cfg pvar_compile_out" CARGO_TARGET_DIR=$out/rust-off \
+    cargo build --release --manifest-path mpi/Cargo.toml
 
 # True if $1 is missing or older than any of the other files.
 stale() {

@@ -19,14 +19,18 @@
 //! ```
 //!
 //! Its normal dependencies are `libc`, `portable-atomic` and `quanta`.
-//! Features: `compile-out` (every update compiles to nothing; registration
-//! and the tool side keep working) and `capi` (the C interface's symbols,
-//! for the `pvar-capi` package that builds `libpvar`; a Rust program does
-//! not need it; `ffi` is the same without the `MPI_T_*` exports, for the
-//! MPI interposer). `metrics` adds `pvar::recorder`, a recorder for the
+//! Features, all additive: `ffi` (the C interface: the component symbols
+//! `pvar_*` of `include/pvar.h`, and the MPI_T functions Rust-callable as
+//! `pvar::ffi::mpi_t`; the `pvar-capi` package builds `libpvar` on it and
+//! exports `MPI_T_*`, the MPI interposer serves its own; a Rust program
+//! does not need it). `metrics` adds `pvar::recorder`, a recorder for the
 //! `metrics` crate that makes `metrics::counter!` & co. record into pvar
 //! variables. `mpi` adds `pvar::report::mpi`, the cross-rank report over
-//! the `mpi` crate (rsmpi) for Rust MPI programs.
+//! the `mpi` crate (rsmpi) for Rust MPI programs. Not a feature: building
+//! with `RUSTFLAGS="--cfg pvar_compile_out"` compiles every update to
+//! nothing (registration and the tool side keep working; [`INSTRUMENTED`]
+//! says which build this is) — a cfg the final program's builder sets, so
+//! that no dependency can switch another crate's counters off.
 //!
 //! The shortest way, in the global registry (see
 //! [`counter!`](crate::counter!) and the component guide):
@@ -120,12 +124,27 @@
 //! 8. `export` — snapshots of a registry, the shared-memory region other
 //!    processes read them from (`pvar top <pid>`), OpenMetrics text;
 //!    `recorder` (feature `metrics`) — a `metrics` crate recorder;
+//!    `sampler` — the [`Sampler`], a signal-driven sampling tool;
 //! 9. `process` — [`global`], MPI_T init/finalize, the engine's own
 //!    variables; `report` — the cross-rank report of an MPI job (the
 //!    ranks' snapshots aggregated; over rsmpi with the feature `mpi`);
 //! 10. `ffi` — the C interface (`libpvar`, `include/mpi_t.h`,
 //!     `include/pvar.h`); the `pvar` CLI is a separate binary on top, and
 //!     so is the MPI interposer (`mpi/`, `libpvar_mpi.so`, [`guides::mpi`]).
+//!
+//! ## Public paths
+//!
+//! Every public item has exactly one path (checked by
+//! `tests/layering.rs`). What every component and tool uses — the
+//! registry, the handles, sessions, events, control variables, the
+//! vocabulary, [`Sampler`] — is at the crate root, re-exported from
+//! private modules. An area a program opts into is a public module,
+//! reached only through its own path and never re-exported at the root:
+//! [`export`] (the view from outside the process), [`report`] (the
+//! cross-rank report), `recorder` (feature `metrics`), [`process`] (MPI_T
+//! initialisation by reference count, the engine's own variables),
+//! [`guides`]. `#[doc(hidden)]` modules (`ffi`, `__private`, test hooks)
+//! are not API.
 //!
 //! ## Guides
 //!
@@ -147,11 +166,9 @@
 //! worked example of both sides.
 
 #![deny(missing_docs)]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod category;
-pub mod cvar;
+mod cvar;
 mod event;
 #[cfg(not(loom))]
 pub mod export;
@@ -173,21 +190,24 @@ pub mod recorder;
 mod registry;
 #[cfg(not(loom))]
 pub mod report;
+#[cfg(all(target_os = "linux", not(loom)))]
+mod sampler;
 mod sync;
 mod tool;
 mod vocabulary;
 
 pub use category::{Categories, CategoryInfo};
-pub use cvar::{BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarType, CvarValue, Cvars, StaticCvar};
+pub use cvar::{
+    BoundCvar, Cvar, CvarBuilder, CvarHandle, CvarType, CvarValue, Cvars, DEFAULT_STRING_CAPACITY,
+    NumericCvar, StaticCvar,
+};
 pub use event::{
     DEFAULT_BUFFER_ENTRIES, DroppedCallback, Element, Event, EventBuilder, EventCallback,
     EventInstance, EventRecord, EventRegistration, EventStats, Events, FreeCallback,
     MAX_REGISTRATIONS, TimestampFn,
 };
 pub use hot::clock::{Clock, MockTime};
-pub use process::global;
-#[cfg(all(target_os = "linux", not(loom)))]
-pub use process::sampler::{Sample, SampleClock, Sampler, SamplerBuilder, SamplerStats};
+pub use process::init::global;
 pub use pvar::{
     Aggregate, Bound, CallbackVar, ClassHandle, ComponentHandle, Counter, Generic, HighWatermark,
     Level, LocalCounter, LowWatermark, Percentage, PvarBuilder, Pvars, Site, SiteDecl, SiteRef,
@@ -197,11 +217,15 @@ pub use pvar::{
 /// What the use-site macros expand to and nothing else may name.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::cvar::CvarDecl;
     pub use crate::hot::cells::site_cache::SiteCache;
+    pub use crate::process::init::{global_cvars, global_pvars};
     #[cfg(loom)]
     pub use loom;
 }
 pub use registry::Registry;
+#[cfg(all(target_os = "linux", not(loom)))]
+pub use sampler::{Sample, SampleClock, Sampler, SamplerBuilder, SamplerStats};
 pub use tool::{
     Handle, HandleId, HandleInfo, Session, SessionId, Tool, ToolStats, TypedHandle, Values,
 };
@@ -214,6 +238,11 @@ pub use vocabulary::kinds::{
     THREAD_SERIALIZED, THREAD_SINGLE, Verbosity,
 };
 pub use vocabulary::{CvarInfo, ElementCount, EventInfo, MAX_RECORD_BYTES, PvarInfo, SourceInfo};
+
+/// `false` when this build compiles every component update to nothing
+/// (`RUSTFLAGS="--cfg pvar_compile_out"`): variables register and tools
+/// read them, but values stay at zero.
+pub const INSTRUMENTED: bool = pvar::ENABLED;
 
 /// Number of threads currently registered with the engine (holding a
 /// per-thread id), across all registries. Async-signal-safe.

@@ -190,13 +190,13 @@ pub fn thread_exit() {
 
 /// The performance variables of `reg`, as a use site's `home` function
 /// returns them (a model keeps its registry in a `loom::lazy_static`).
-pub fn site_home(reg: &'static crate::Registry) -> &'static Arc<crate::pvar::Pvars> {
+pub fn site_home(reg: &'static crate::registry::Registry) -> &'static Arc<crate::pvar::Pvars> {
     reg.pvars_shared()
 }
 
 /// Whether this thread's cache of a use site holds a cell.
 pub fn site_cache_filled(
-    cache: &'static crate::sync::SiteLocal<crate::__private::SiteCache>,
+    cache: &'static crate::sync::SiteLocal<crate::hot::cells::site_cache::SiteCache>,
 ) -> bool {
     cache.with(|c| !c.cell().is_null())
 }

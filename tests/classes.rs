@@ -1,8 +1,8 @@
 //! Component-side semantics of every class: what each typed handle's
 //! updates do to the value that is read back.
 
-// Values stay at zero with the `compile-out` feature (see tests/compile_out.rs).
-#![cfg(not(feature = "compile-out"))]
+// Values stay at zero with the `pvar_compile_out` cfg (see tests/compile_out.rs).
+#![cfg(not(pvar_compile_out))]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

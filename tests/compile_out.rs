@@ -1,7 +1,7 @@
-//! With the `compile-out` feature, every update is a no-op: values stay 0
+//! With the `pvar_compile_out` cfg, every update is a no-op: values stay 0
 //! while registration still works.
 
-#[cfg(feature = "compile-out")]
+#[cfg(pvar_compile_out)]
 #[test]
 fn updates_compile_to_nothing() {
     let reg = pvar::Registry::new();
@@ -21,7 +21,7 @@ fn updates_compile_to_nothing() {
     assert_eq!(reg.pvars().len(), 4);
 }
 
-#[cfg(feature = "compile-out")]
+#[cfg(pvar_compile_out)]
 #[test]
 fn use_sites_compile_to_nothing() {
     for i in 0..3 {
@@ -41,7 +41,7 @@ fn use_sites_compile_to_nothing() {
     assert_eq!(pvar::timer!("co_site_timer").get_seconds(), 0.0);
 }
 
-#[cfg(not(feature = "compile-out"))]
+#[cfg(not(pvar_compile_out))]
 #[test]
 fn updates_take_effect_without_the_feature() {
     let reg = pvar::Registry::new();

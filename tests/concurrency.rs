@@ -3,8 +3,8 @@
 //! monotonic counter reads. Synchronisation is by barriers, joins and
 //! flags only (no sleeps).
 
-// Values stay at zero with the `compile-out` feature (see tests/compile_out.rs).
-#![cfg(not(feature = "compile-out"))]
+// Values stay at zero with the `pvar_compile_out` cfg (see tests/compile_out.rs).
+#![cfg(not(pvar_compile_out))]
 
 use std::cell::Cell;
 use std::collections::HashSet;

@@ -400,11 +400,13 @@ fn events_raised_in_a_signal_handler_are_delivered_deferred_or_counted_without_a
         while !STOP_SIGNALS.load(SeqCst) {
             for t in &TARGETS {
                 let pt = t.load(SeqCst);
+                if pt == 0 {
+                    continue;
+                }
                 // SAFETY: workers clear their entry only after STOP_WORK,
-                // which is set after this thread is joined.
-                if pt != 0
-                    && unsafe { libc::pthread_kill(pt as libc::pthread_t, libc::SIGRTMIN()) } == 0
-                {
+                // which is set after this thread is joined, so `pt` names
+                // a live thread.
+                if unsafe { libc::pthread_kill(pt as libc::pthread_t, libc::SIGRTMIN()) } == 0 {
                     SENT.fetch_add(1, SeqCst);
                 }
             }

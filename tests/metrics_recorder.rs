@@ -3,8 +3,8 @@
 //! component (handles from the builder, which returns the same variable).
 
 #![cfg(feature = "metrics")]
-// Values stay at zero with the `compile-out` feature (see tests/compile_out.rs).
-#![cfg(not(feature = "compile-out"))]
+// Values stay at zero with the `pvar_compile_out` cfg (see tests/compile_out.rs).
+#![cfg(not(pvar_compile_out))]
 
 use metrics::{Unit, counter, gauge, histogram, with_local_recorder};
 use pvar::recorder::{DEFAULT_CATEGORY, MetricKind, PvarRecorder, series_name};

@@ -1,8 +1,8 @@
 //! Registration rules: class/datatype combinations, duplicate names,
 //! deactivation and reactivation, lookups.
 
-// Values stay at zero with the `compile-out` feature (see tests/compile_out.rs).
-#![cfg(not(feature = "compile-out"))]
+// Values stay at zero with the `pvar_compile_out` cfg (see tests/compile_out.rs).
+#![cfg(not(pvar_compile_out))]
 
 use pvar::{BindKind, Callbacks, Datatype, Enumeration, Error, ErrorCode, PvarClass, Registry};
 

@@ -5,11 +5,14 @@
 //! after the engine's own variables (registered by `MPI_T_init_thread`)
 //! and the demo's (the same registration `pvar demo` uses).
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 use pvar::{CvarValue, ElementCount, Registry};
 
 use crate::demo::vars;
+use crate::format::{Col, Table, terminal_safe};
 
 /// Options of `pvar list`.
 #[derive(clap::Args)]
@@ -291,7 +294,9 @@ fn flags(p: &PvarOut) -> String {
     f
 }
 
-fn print_tree(l: &Listing, index: usize, depth: usize, seen: &mut Vec<usize>) {
+/// Category `index` and its subcategories, indented by depth (each
+/// category once).
+fn tree(out: &mut String, l: &Listing, index: usize, depth: usize, seen: &mut Vec<usize>) {
     if seen.contains(&index) {
         return;
     }
@@ -300,67 +305,91 @@ fn print_tree(l: &Listing, index: usize, depth: usize, seen: &mut Vec<usize>) {
         return;
     };
     let pad = "  ".repeat(depth + 1);
-    println!("{pad}{} — {}", c.name, c.description);
-    if !c.pvars.is_empty() {
-        println!("{pad}    pvars: {}", c.pvars.join(", "));
-    }
-    if !c.cvars.is_empty() {
-        println!("{pad}    cvars: {}", c.cvars.join(", "));
-    }
-    if !c.events.is_empty() {
-        println!("{pad}    events: {}", c.events.join(", "));
+    let _ = writeln!(
+        out,
+        "{pad}{} — {}",
+        terminal_safe(&c.name),
+        terminal_safe(&c.description)
+    );
+    for (what, members) in [
+        ("pvars", &c.pvars),
+        ("cvars", &c.cvars),
+        ("events", &c.events),
+    ] {
+        if !members.is_empty() {
+            let _ = writeln!(
+                out,
+                "{pad}    {what}: {}",
+                terminal_safe(&members.join(", "))
+            );
+        }
     }
     for s in &c.subcategories {
-        print_tree(l, *s, depth + 1, seen);
+        tree(out, l, *s, depth + 1, seen);
     }
 }
 
-fn print_text(l: &Listing) {
-    println!("performance variables ({})", l.pvars.len());
-    println!(
-        "  {:>3} {:<28} {:<14} {:<23} {:<10} {:<10} {:<5} {:<13} category",
-        "idx", "name", "class", "datatype", "count", "bind", "flags", "verbosity"
-    );
+/// The listing as `pvar list` prints it: one table per kind of thing, each
+/// row's description on a line of its own below it.
+fn text(l: &Listing) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "performance variables ({})", l.pvars.len());
+    let mut t = Table::new(&[
+        Col::right("idx"),
+        Col::left("name"),
+        Col::left("class"),
+        Col::left("datatype"),
+        Col::left("count"),
+        Col::left("bind"),
+        Col::left("flags"),
+        Col::left("verbosity"),
+        Col::left("category"),
+    ]);
     for p in &l.pvars {
-        println!(
-            "  {:>3} {:<28} {:<14} {:<23} {:<10} {:<10} {:<5} {:<13} {}",
-            p.index,
-            p.name,
-            p.class,
-            p.datatype,
+        t.row([
+            p.index.to_string(),
+            p.name.to_string(),
+            p.class.to_string(),
+            p.datatype.to_string(),
             p.count.map_or("per object".to_string(), |n| n.to_string()),
-            p.bind,
+            p.bind.to_string(),
             flags(p),
-            p.verbosity,
-            p.category.as_deref().unwrap_or("-")
-        );
+            p.verbosity.to_string(),
+            p.category.clone().unwrap_or_else(|| "-".into()),
+        ]);
         let mut d = p.description.clone();
         if let Some(e) = &p.enumeration {
             d.push_str(&format!(" [enumeration {e}]"));
         }
-        if !d.is_empty() {
-            println!("      {d}");
-        }
+        t.note(d.trim_start());
     }
-    println!("  flags: r/w read-only or writable, c continuous, a atomic (readreset)");
-    println!();
-    println!("control variables ({})", l.cvars.len());
-    println!(
-        "  {:>3} {:<28} {:<23} {:<10} {:<13} {:<10} {:<12} category",
-        "idx", "name", "datatype", "scope", "verbosity", "bind", "value"
+    out.push_str(&t.render());
+    let _ = writeln!(
+        out,
+        "  flags: r/w read-only or writable, c continuous, a atomic (readreset)\n"
     );
+    let _ = writeln!(out, "control variables ({})", l.cvars.len());
+    let mut t = Table::new(&[
+        Col::right("idx"),
+        Col::left("name"),
+        Col::left("datatype"),
+        Col::left("scope"),
+        Col::left("verbosity"),
+        Col::left("bind"),
+        Col::left("value"),
+        Col::left("category"),
+    ]);
     for c in &l.cvars {
-        println!(
-            "  {:>3} {:<28} {:<23} {:<10} {:<13} {:<10} {:<12} {}",
-            c.index,
-            c.name,
-            c.datatype,
-            c.scope,
-            c.verbosity,
-            c.bind,
-            c.value.as_deref().unwrap_or("(per object)"),
-            c.category.as_deref().unwrap_or("-")
-        );
+        t.row([
+            c.index.to_string(),
+            c.name.to_string(),
+            c.datatype.to_string(),
+            c.scope.to_string(),
+            c.verbosity.to_string(),
+            c.bind.to_string(),
+            c.value.clone().unwrap_or_else(|| "(per object)".into()),
+            c.category.clone().unwrap_or_else(|| "-".into()),
+        ]);
         let mut d = c.description.clone();
         if !c.env.is_empty() {
             d.push_str(&format!(" [env: {}]", c.env.join(", ")));
@@ -371,53 +400,68 @@ fn print_text(l: &Listing) {
         if let Some(e) = &c.enumeration {
             d.push_str(&format!(" [enumeration {e}]"));
         }
-        if !d.is_empty() {
-            println!("      {d}");
-        }
+        t.note(d.trim_start());
     }
-    println!();
-    println!("event types ({})", l.events.len());
-    println!(
-        "  {:>3} {:<28} {:<40} {:<6} {:<13} {:<10} {:<6} category",
-        "idx", "name", "record (datatype@displacement)", "bytes", "verbosity", "bind", "source"
-    );
+    out.push_str(&t.render());
+    let _ = writeln!(out, "\nevent types ({})", l.events.len());
+    let mut t = Table::new(&[
+        Col::right("idx"),
+        Col::left("name"),
+        Col::left("record (datatype@displacement)"),
+        Col::right("bytes"),
+        Col::left("verbosity"),
+        Col::left("bind"),
+        Col::right("source"),
+        Col::left("category"),
+    ]);
     for e in &l.events {
         let rec: Vec<String> = e.elements.iter().map(|(t, d)| format!("{t}@{d}")).collect();
-        println!(
-            "  {:>3} {:<28} {:<40} {:<6} {:<13} {:<10} {:<6} {}",
-            e.index,
-            e.name,
+        t.row([
+            e.index.to_string(),
+            e.name.to_string(),
             rec.join(" "),
-            e.extent,
-            e.verbosity,
-            e.bind,
-            e.source,
-            e.category.as_deref().unwrap_or("-")
-        );
-        if !e.description.is_empty() {
-            println!("      {}", e.description);
-        }
+            e.extent.to_string(),
+            e.verbosity.to_string(),
+            e.bind.to_string(),
+            e.source.to_string(),
+            e.category.clone().unwrap_or_else(|| "-".into()),
+        ]);
+        t.note(&e.description);
     }
-    println!();
-    println!("event sources ({})", l.sources.len());
+    out.push_str(&t.render());
+    let _ = writeln!(out, "\nevent sources ({})", l.sources.len());
+    let mut t = Table::new(&[
+        Col::right("idx"),
+        Col::left("name"),
+        Col::left("ordering"),
+        Col::right("ticks/s"),
+        Col::right("max ticks"),
+        Col::left("description"),
+    ]);
     for s in &l.sources {
-        println!(
-            "  {:>3} {:<28} {:<10} {} ticks/s, max {}  {}",
-            s.index, s.name, s.ordering, s.ticks_per_second, s.max_ticks, s.description
-        );
+        t.row([
+            s.index.to_string(),
+            s.name.to_string(),
+            s.ordering.to_string(),
+            s.ticks_per_second.to_string(),
+            s.max_ticks.to_string(),
+            s.description.to_string(),
+        ]);
     }
-    println!();
-    println!("categories ({})", l.categories.len());
+    out.push_str(&t.render());
+    let _ = writeln!(out, "\ncategories ({})", l.categories.len());
     let mut seen = Vec::new();
     for c in l.categories.iter().filter(|c| c.parent.is_none()) {
-        print_tree(l, c.index, 0, &mut seen);
+        tree(&mut out, l, c.index, 0, &mut seen);
     }
-    println!();
-    println!("enumerations ({})", l.enumerations.len());
+    let _ = writeln!(out, "\nenumerations ({})", l.enumerations.len());
+    let mut t = Table::new(&[Col::right("idx"), Col::left("name"), Col::left("items")]);
     for e in &l.enumerations {
         let items: Vec<String> = e.items.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-        println!("  {:>3} {:<24} {}", e.index, e.name, items.join(", "));
+        t.row([e.index.to_string(), e.name.to_string(), items.join(", ")]);
     }
+    out.push_str(&t.render());
+    out
 }
 
 /// Runs `pvar list`.
@@ -429,7 +473,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&listing)?);
     } else {
-        print_text(&listing);
+        print!("{}", text(&listing));
     }
     guard.finalize()?;
     Ok(())

@@ -67,7 +67,7 @@ fn check_demo(r: &Value, threads: u64, size: u64) -> Result<(), String> {
     assert_eq!(u(r, "/config/threads"), threads);
     assert_eq!(u(r, "/config/message_size"), size);
     if r["instrumentation"] == Value::Bool(false) {
-        // Built with `compile-out`: the variables exist and stay at zero.
+        // Built with `--cfg pvar_compile_out`: the variables exist and stay at zero.
         assert_eq!(u(r, "/totals/messages_sent"), 0);
         assert_eq!(r["ok"], Value::Bool(true), "{}", r["checks"]);
         if u(r, "/totals/workers_counted_sent") == 0 {

@@ -7,6 +7,8 @@
 use core::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
+// Links the C library's exported `MPI_T_*` symbols declared below.
+use libpvar as _;
 use pvar::{
     Aggregate, BindKind, Bound, Counter, Enumeration, HighWatermark, Level, LowWatermark,
     Percentage, Registry, State, Timer,

@@ -14,7 +14,7 @@
  * files that implement its slow paths (comms.c, requests.c).
  *
  * The `off` library is built with -DPVAR_MPI_COMPILE_OUT (and linked with
- * the engine built with `compile-out`): PM_ON is then 0, pm_comm_of()
+ * the engine built with `--cfg pvar_compile_out`): PM_ON is then 0, pm_comm_of()
  * returns NULL and every recording step of record.h is dead code the compiler
  * drops, so each wrapper is a plain call of its PMPI_ function — no clock
  * read, no table lookup, no type size query. pvar.h's PVAR_NO_UPDATES

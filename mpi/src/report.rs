@@ -17,7 +17,7 @@
 //! to stderr saying why); none unwinds into C (panics are caught).
 //!
 //! The collector (a [`pvar::report::Collector`] over
-//! [`pvar::process::global`], which follows watermark marks) lives in a
+//! [`pvar::global`], which follows watermark marks) lives in a
 //! `static` mutex: **not async-signal-safe**, meant to be called from
 //! `MPI_Init` / `MPI_Finalize` (or a collective every N calls) only.
 
@@ -98,7 +98,7 @@ pub unsafe extern "C" fn pvar_mpi_report_init() -> c_int {
     guarded(|| {
         let mut c = collector();
         if c.is_none() {
-            *c = Some(Collector::new(pvar::process::global()));
+            *c = Some(Collector::new(pvar::global()));
         }
         PVAR_MPI_REPORT_OK
     })
@@ -152,7 +152,7 @@ pub unsafe extern "C" fn pvar_mpi_report_local(
         }
         let payload = {
             let mut c = collector();
-            let c = c.get_or_insert_with(|| Collector::new(pvar::process::global()));
+            let c = c.get_or_insert_with(|| Collector::new(pvar::global()));
             c.payload(None, &named)
         };
         let bytes: Box<[u8]> = payload.into_boxed_slice();

@@ -296,10 +296,10 @@ macro_rules! cvar {
         $($rest:tt)*
     ) => {
         $(#[$meta])*
-        $vis static $ident: $crate::cvar::StaticCvar<$ty> = $crate::cvar::StaticCvar::new(
-            $crate::__cvar_decl!($crate::cvar::CvarDecl::new(stringify!($ident)); $($rest)*),
+        $vis static $ident: $crate::StaticCvar<$ty> = $crate::StaticCvar::new(
+            $crate::__cvar_decl!($crate::__private::CvarDecl::new(stringify!($ident)); $($rest)*),
             $default,
-            $crate::process::global_cvars,
+            $crate::__private::global_cvars,
         );
     };
 }

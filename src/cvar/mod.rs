@@ -44,14 +44,3 @@ pub use decl::{CvarDecl, StaticCvar};
 pub use handle::CvarHandle;
 pub use table::Cvars;
 pub use types::{CvarType, CvarValue, NumericCvar};
-
-/// A `u64` control variable handle (`MPI_UNSIGNED_LONG_LONG`).
-pub type CvarU64 = Cvar<u64>;
-/// An `f64` control variable handle (`MPI_DOUBLE`).
-pub type CvarF64 = Cvar<f64>;
-/// An `i32` control variable handle (`MPI_INT`).
-pub type CvarInt = Cvar<i32>;
-/// A `bool` control variable handle (`MPI_INT`, 0 or 1).
-pub type CvarBool = Cvar<bool>;
-/// A string control variable handle (`MPI_CHAR`).
-pub type CvarString = Cvar<String>;

@@ -12,12 +12,12 @@
 //! process exits, and removed as stale by the next exporter if the
 //! process was killed.
 //!
-//! - [`snapshot`]: [`Snapshot`] (variables with metadata and values,
+//! - [`Snapshot`] (variables with metadata and values,
 //!   categories, enumerations) and the [`Observer`] that takes them
 //!   without being a tool (no session, no handle, no event);
 //! - [`wire`]: the versioned, self-describing encoding of a snapshot and
 //!   its decoder, which treats its input as hostile;
-//! - [`region`]: the file — a seqlock over two slots, written and read
+//! - [`Region`]: the file — a seqlock over two slots, written and read
 //!   with `pwrite`/`pread` — with the reader's ownership and staleness
 //!   checks;
 //! - the exporter thread ([`Exporter`]);
@@ -28,7 +28,7 @@
 //! summed element merged over every thread's record, a shared element
 //! loaded, a callback variable asked — at a low rate; the only thing it
 //! adds to the process is one subscription per watermark (see
-//! [`snapshot`]). `docs/export.md` has the layout, the guarantees and the
+//! [`Observer`]). `docs/export.md` has the layout, the guarantees and the
 //! measured costs.
 //!
 //! ```no_run
@@ -47,8 +47,12 @@
 
 pub mod openmetrics;
 mod publisher;
+// The file format's internals (the writer, header parsing, the checksum,
+// process discovery) for the CLI, tests and fuzzing; not API: readers use
+// [`Region`] and [`RegionError`] from here.
+#[doc(hidden)]
 pub mod region;
-pub mod snapshot;
+pub(crate) mod snapshot;
 pub mod wire;
 
 pub use publisher::{DEFAULT_INTERVAL, ExportOptions, Exporter, leak_for_process};

@@ -5,9 +5,10 @@ use core::ffi::{c_char, c_int};
 use std::collections::HashSet;
 
 use super::{CResult, OrCode, guarded, mpi_t_fn, registry};
+use crate::cvar::CvarHandle;
 use crate::sync::Mutex;
+use crate::tool::SessionId;
 use crate::vocabulary::error::ErrorCode;
-use crate::{CvarHandle, SessionId};
 
 /// Sessions and cvar handles allocated through the C interface and not
 /// freed yet. Allocation and free are not async-signal-safe anyway, so a

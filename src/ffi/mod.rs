@@ -64,7 +64,7 @@ impl<T> OrCode<T> for crate::vocabulary::error::Result<T> {
 /// The registry the C interface serves.
 #[inline]
 pub(crate) fn registry() -> &'static Registry {
-    crate::process::global()
+    crate::process::init::global()
 }
 
 /// Runs `body` unless the interface is uninitialised, catching panics.
@@ -173,11 +173,12 @@ impl PassBack {
     }
 }
 
-/// Defines `PMPI_T_<name>` with `body` and, with the `capi` feature,
-/// exports it and an `MPI_T_<name>` twin calling it. With `ffi` alone the
-/// function is a plain Rust-callable `extern "C"` function (reached through
-/// [`mpi_t`]) and nothing named `MPI_T_*` is exported: a library that serves
-/// MPI_T itself (the MPI interposer, `mpi/`) defines those.
+/// Defines `PMPI_T_<name>` with `body`: a Rust-callable `extern "C"`
+/// function (reached through [`mpi_t`]), not an exported symbol. The
+/// exported `PMPI_T_*` / `MPI_T_*` names are the C library's (`capi/`); a
+/// library that serves MPI_T itself (the MPI interposer, `mpi/`) defines
+/// its own. (`MPI_T_<name>` after the slash is the C name the function
+/// serves, for the reader.)
 macro_rules! mpi_t_fn {
     (
         $(#[$m:meta])*
@@ -188,21 +189,9 @@ macro_rules! mpi_t_fn {
         /// # Safety
         /// Pointer arguments follow the MPI_T C binding: NULL where allowed,
         /// otherwise valid for the access the standard describes.
-        #[cfg_attr(feature = "capi", unsafe(no_mangle))]
-        #[allow(non_snake_case)] // the C name, also when not exported
+        #[allow(non_snake_case)] // the C name
+        #[inline]
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> core::ffi::c_int $body
-
-        $(#[$m])*
-        /// (Profiling-interface twin: calls the `PMPI_T_` symbol.)
-        ///
-        /// # Safety
-        /// As the `PMPI_T_` function.
-        #[cfg(feature = "capi")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> core::ffi::c_int {
-            // SAFETY: same arguments, same contract.
-            unsafe { $pname($($arg),*) }
-        }
     };
 }
 pub(crate) use mpi_t_fn;
@@ -222,7 +211,7 @@ pub mod mpi_t {
 
 /// Opaque C handle types: pointers to distinct incomplete structs in C,
 /// plain pointer-sized values here.
-pub mod types {
+mod types {
     use core::ffi::c_void;
 
     /// `MPI_T_pvar_session`.

@@ -29,7 +29,7 @@
 //! | name | type | scope | value |
 //! |---|---|---|---|
 //! | `PVAR_ENGINE_VERSION` | `MPI_CHAR` | CONSTANT | the crate version |
-//! | `PVAR_ENGINE_INSTRUMENTATION` | `MPI_INT` (bool) | CONSTANT | 0 when built with `compile-out` |
+//! | `PVAR_ENGINE_INSTRUMENTATION` | `MPI_INT` (bool) | CONSTANT | 0 when built with `--cfg pvar_compile_out` |
 //! | `PVAR_ENGINE_THREAD_LEVEL` | `MPI_INT` (enum `mpi_thread_level`) | READONLY | the thread level provided, `MPI_THREAD_MULTIPLE` |
 //! | `PVAR_EVENT_BUFFER_ENTRIES` | `MPI_UNSIGNED_LONG_LONG` | LOCAL | entries of each thread's event buffer made from now on (default 256; environment `PVAR_EVENT_BUFFER_ENTRIES`) |
 //!
@@ -238,7 +238,9 @@ pub fn register_engine_vars(reg: &Registry) -> Result<()> {
         .register()?;
     reg.cvar::<bool>(CVARS[1])
         .default(crate::pvar::ENABLED)
-        .description("1 if component updates are compiled in, 0 if built with `compile-out`")
+        .description(
+            "1 if component updates are compiled in, 0 if built with `--cfg pvar_compile_out`",
+        )
         .scope(Scope::Constant)
         .verbosity(Verbosity::UserDetail)
         .category(CATEGORY)

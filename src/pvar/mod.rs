@@ -21,7 +21,7 @@
 //! of a registry's variables (indices, metadata, registration rules) is
 //! [`Pvars`].
 //!
-//! With the `compile-out` cargo feature every update compiles to nothing
+//! With the `pvar_compile_out` cfg every update compiles to nothing
 //! (registration and the tool side still work; values stay at zero).
 //!
 //! ## Signal safety

@@ -17,7 +17,7 @@ macro_rules! __pvar_site {
                 ::core::concat!(::core::file!(), ":", ::core::line!()),
             )
             $(.$key($value))*,
-            $crate::process::global_pvars,
+            $crate::__private::global_pvars,
         );
         $crate::__pvar_site_cache!(CACHE);
         $crate::SiteRef::new(&SITE, &CACHE)

@@ -7,8 +7,9 @@ use crate::sync::Arc;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::PvarClass;
 
-/// False when the `compile-out` feature removes all instrumentation.
-pub(crate) const ENABLED: bool = !cfg!(feature = "compile-out");
+/// False when the build compiles all instrumentation out
+/// (`RUSTFLAGS="--cfg pvar_compile_out"`); public as [`crate::INSTRUMENTED`].
+pub(crate) const ENABLED: bool = !cfg!(pvar_compile_out);
 
 /// Which variable a component handle updates: its table and index (for
 /// [`index`](super::Counter::index) and [`deactivate`](super::Counter::deactivate); the

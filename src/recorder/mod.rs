@@ -79,7 +79,7 @@
 //!   dropped and counted in [`RecorderStats::dropped_values`]: one NaN in
 //!   a per-thread cell would otherwise stay in the sum for good.
 //! - The `metrics` metadata of a call site (target, level, module path)
-//!   is not kept. With the `compile-out` feature the updates compile to
+//!   is not kept. With the `pvar_compile_out` cfg the updates compile to
 //!   nothing, as everywhere in pvar.
 //!
 //! ## Labels: series notation

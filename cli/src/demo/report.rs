@@ -14,7 +14,7 @@ use crate::format::group;
 
 #[derive(Debug, Serialize)]
 pub struct Report {
-    /// False when built with the `compile-out` feature: every update is
+    /// False when built with the `pvar_compile_out` cfg: every update is
     /// compiled to nothing and the variables stay at zero.
     pub instrumentation: bool,
     pub config: RunConfig,
@@ -330,9 +330,9 @@ pub fn build(i: Inputs<'_>) -> Report {
             i.samples.taken + i.samples.failed
         ),
     });
-    let instrumentation = !cfg!(feature = "compile-out");
+    let instrumentation = pvar::INSTRUMENTED;
     if !instrumentation {
-        // Built with `compile-out`: the variables exist but stay at zero.
+        // Built with `--cfg pvar_compile_out`: the variables exist but stay at zero.
         checks = vec![Check {
             name: "instrumentation compiled out: every value stays 0",
             ok: t.messages_sent == 0 && per_peer_sum == 0 && i.samples.failed == 0,
@@ -446,7 +446,7 @@ pub fn print_text(r: &Report) {
     println!("pvar demo report");
     if !r.instrumentation {
         println!(
-            "  note       built with the compile-out feature: every pvar update compiles to nothing, values stay 0"
+            "  note       built with the pvar_compile_out cfg: every pvar update compiles to nothing, values stay 0"
         );
     }
     println!(

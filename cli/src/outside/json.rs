@@ -150,7 +150,7 @@ fn variable<'a>(snap: &'a Snapshot, v: &'a VarSnapshot) -> VariableJson<'a> {
         value_names: enumeration.map(|_| {
             v.values
                 .iter()
-                .map(|n| super::item_name(snap, v, *n))
+                .map(|n| super::values::item_name(snap, v, *n))
                 .collect()
         }),
     }

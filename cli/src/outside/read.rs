@@ -10,7 +10,9 @@ use serde::Serialize;
 use pvar::PvarClass;
 use pvar::export::{Number, Snapshot, VarSnapshot};
 
-use super::{Res, age_s, item_name, json, object_text};
+use super::values::{age_s, item_name, object_text};
+use super::{Res, json};
+use crate::format::{Col, Table, terminal_safe};
 
 /// Options of `pvar read`.
 #[derive(clap::Args)]
@@ -64,7 +66,7 @@ struct Exporting {
 }
 
 fn list(as_json: bool) -> Res<()> {
-    let (dir, regions) = super::list_regions();
+    let (dir, regions) = super::open::list_regions();
     let found: Vec<Exporting> = regions
         .into_iter()
         .map(|(pid, path)| {
@@ -101,22 +103,33 @@ fn list(as_json: bool) -> Res<()> {
         );
         return Ok(());
     }
-    println!(
-        "{:>8}  {:<16} {:>9}  {:>8}  status",
-        "PID", "PROGRAM", "VARIABLES", "AGE"
-    );
+    let mut t = Table::new(&[
+        Col::right("PID"),
+        Col::left("PROGRAM").max(24),
+        Col::right("VARIABLES"),
+        Col::right("AGE"),
+        Col::left("STATUS"),
+    ])
+    .indent(0);
     for p in &found {
         match &p.error {
-            None => println!(
-                "{:>8}  {:<16} {:>9}  {:>6.2} s  ok",
-                p.pid,
-                p.program.as_deref().unwrap_or(""),
-                p.variables.unwrap_or(0),
-                p.age_s.unwrap_or(0.0)
-            ),
-            Some(e) => println!("{:>8}  {:<16} {:>9}  {:>8}  {e}", p.pid, "-", "-", "-"),
-        }
+            None => t.row([
+                p.pid.to_string(),
+                p.program.clone().unwrap_or_default(),
+                p.variables.unwrap_or(0).to_string(),
+                format!("{:.2} s", p.age_s.unwrap_or(0.0)),
+                "ok".to_string(),
+            ]),
+            Some(e) => t.row([
+                p.pid.to_string(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                e.clone(),
+            ]),
+        };
     }
+    print!("{}", t.render());
     Ok(())
 }
 
@@ -251,27 +264,13 @@ pub fn table(snap: &Snapshot) -> String {
         out,
         "process {} ({}), pvar {}, {} threads: snapshot #{} taken {:.2} s ago, {} variables",
         p.pid,
-        p.program,
-        p.engine_version,
+        terminal_safe(&p.program),
+        terminal_safe(&p.engine_version),
         p.live_threads,
         p.sequence,
         age_s(snap),
         snap.variables.len()
     );
-    let name_w = snap
-        .variables
-        .iter()
-        .map(|v| v.name.chars().count())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 40);
-    let type_w = snap
-        .variables
-        .iter()
-        .map(|v| type_text(snap, v).chars().count())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 32);
     let mut groups: Vec<Option<usize>> = (0..snap.categories.len()).map(Some).collect();
     groups.push(None);
     for g in groups {
@@ -283,40 +282,39 @@ pub fn table(snap: &Snapshot) -> String {
         out.push('\n');
         match g.and_then(|c| Some((c, snap.categories.get(c)?))) {
             Some((i, c)) if c.description.is_empty() => {
-                let _ = writeln!(out, "category {}", category_path(snap, i));
+                let _ = writeln!(out, "category {}", terminal_safe(&category_path(snap, i)));
             }
             Some((i, c)) => {
                 let _ = writeln!(
                     out,
                     "category {}: {}",
-                    category_path(snap, i),
-                    c.description
+                    terminal_safe(&category_path(snap, i)),
+                    terminal_safe(&c.description)
                 );
             }
             None => {
                 let _ = writeln!(out, "no category");
             }
         }
-        let _ = writeln!(
-            out,
-            "  {:<name_w$}  {:<13}  {:<type_w$}  VALUE",
-            "NAME", "CLASS", "TYPE"
-        );
+        let mut t = Table::new(&[
+            Col::left("NAME").max(40),
+            Col::left("CLASS"),
+            Col::left("TYPE").max(32),
+            Col::left("VALUE"),
+        ]);
         for v in members {
             let lines = values_text(snap, v);
-            let _ = writeln!(
-                out,
-                "  {:<name_w$}  {:<13}  {:<type_w$}  {}",
-                v.name,
-                v.class.short_name(),
-                type_text(snap, v),
-                lines[0]
+            t.row_with_more(
+                [
+                    v.name.as_str(),
+                    v.class.short_name(),
+                    &type_text(snap, v),
+                    &lines[0],
+                ],
+                &lines[1..],
             );
-            let indent = 2 + name_w + 2 + 13 + 2 + type_w + 2;
-            for l in &lines[1..] {
-                let _ = writeln!(out, "{:indent$}{l}", "");
-            }
         }
+        out.push_str(&t.render());
     }
     out
 }

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use pvar::export::Region;
 
-use super::{Res, describe, is_gone, writer_gone};
+use super::Res;
+use super::open::{describe, is_gone, writer_gone};
 
 /// Options of `pvar serve`.
 #[derive(clap::Args)]
@@ -292,6 +293,6 @@ pub fn run(args: Args) -> Res<()> {
             break;
         }
     }
-    println!("{}", super::ended_message(&region, pid));
+    println!("{}", super::open::ended_message(&region, pid));
     Ok(())
 }

@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use pvar::export::{Region, Snapshot};
 
-use super::{Res, describe, is_gone, writer_gone};
+use super::Res;
+use super::open::{describe, is_gone, writer_gone};
 use model::{History, Settings, Sort, categories_with_variables, category_set, entries};
 use term::{Key, Terminal};
 
@@ -86,7 +87,7 @@ fn next(region: &mut Region, pid: u32) -> Res<Next> {
     }
     match pvar::export::read(region) {
         Ok(s) => Ok(Next::Snap(s)),
-        Err(e) if is_gone(&e) => Ok(Next::Ended(super::ended_message(region, pid))),
+        Err(e) if is_gone(&e) => Ok(Next::Ended(super::open::ended_message(region, pid))),
         Err(e) => Err(describe(pid, e)),
     }
 }

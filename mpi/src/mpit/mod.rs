@@ -147,7 +147,7 @@ pub(crate) fn our_bind(
     info: impl FnOnce(&::pvar::Registry, usize) -> ::pvar::Result<::pvar::BindKind>,
 ) -> R<c_int> {
     let i = usize::try_from(i).map_err(|_| c.e(code::INVALID_INDEX))?;
-    info(::pvar::process::global(), i)
+    info(::pvar::global(), i)
         .map(|b| b.raw())
         .map_err(|e| c.e(e.code().raw()))
 }

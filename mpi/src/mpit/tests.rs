@@ -452,7 +452,7 @@ fn merged_mpit_over_a_fake_library() {
     use super::cvar::*;
     use super::init::*;
     use super::pvar::*;
-    use ::pvar::{BindKind, process};
+    use ::pvar::BindKind;
 
     // Before init: the library's NOT_INITIALIZED.
     let mut n = 0;
@@ -467,7 +467,7 @@ fn merged_mpit_over_a_fake_library() {
 
     // A comm-bound variable of pvar's, on a 4-byte communicator handle
     // whose top bit is set (zero-extended, as the interposer registers).
-    let reg = process::global();
+    let reg = ::pvar::global();
     let bound = reg
         .counter("pvar_test_comm_bytes")
         .bind(BindKind::Comm)
@@ -789,7 +789,7 @@ unsafe extern "C" fn on_event(_: *mut c_void, _: *mut c_void, _: c_int, _: *mut 
 /// free callback may call MPI_T.
 fn events_section() {
     use super::events::*;
-    let reg = ::pvar::process::global();
+    let reg = ::pvar::global();
     let _ev = reg
         .event::<(u64, i32)>("pvar_mpit_test_event")
         .register()

@@ -5,11 +5,11 @@ use core::ffi::{c_char, c_int, c_void};
 use super::desc::{CCvarInfo, bind, enumeration, raw_or, verbosity};
 use super::{Recorded, deref, free_ptr, into_ptr};
 use crate::cvar::CvarBuilder;
+use crate::cvar::{BoundCvar, Cvar};
 use crate::ffi::strings::{arg_str, opt_str, put_string};
 use crate::ffi::{CResult, ERR_INVALID, guarded, registry, require, set_req, to_int};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, Scope, Verbosity};
-use crate::{BoundCvar, Cvar};
 
 /// The Rust handle behind a `pvar_cvar`.
 enum CCvar {

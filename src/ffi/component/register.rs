@@ -7,15 +7,16 @@ use super::desc::{CPvarInfo, Desc};
 use super::{Recorded, deref, free_ptr, into_ptr};
 use crate::ffi::strings::{arg_str, opt_str};
 use crate::ffi::{ERR_INVALID, PassBack, guarded, index, registry, require, set_req, to_int};
+use crate::pvar::{
+    Aggregate, Bound, Counter, Generic, HighWatermark, Level, LowWatermark, Percentage, Size,
+    State, Timer,
+};
 use crate::sync::Ordering;
 use crate::sync::unmodelled::AtomicU64;
+use crate::vocabulary::callback::{Callbacks, Notify};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::error::Error;
 use crate::vocabulary::kinds::{BindKind, PvarClass};
-use crate::{
-    Aggregate, Bound, Callbacks, Counter, Generic, HighWatermark, Level, LowWatermark, Notify,
-    Percentage, Size, State, Timer,
-};
 
 macro_rules! vars {
     ($($v:ident($t:ty)),* $(,)?) => {

@@ -280,7 +280,7 @@ pub unsafe extern "C" fn pvar_get_at(var: *mut c_void, i: usize) -> u64 {
 }
 
 /// Where `pvar_local_cell` points when updates are compiled out
-/// (`compile-out` feature): writes there are never read.
+/// (`pvar_compile_out` cfg): writes there are never read.
 static DISCARD: AtomicU64 = AtomicU64::new(0);
 
 /// The calling thread's own cell of element `i` of an integer COUNTER,

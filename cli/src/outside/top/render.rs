@@ -10,7 +10,7 @@ use pvar::export::{Number, Snapshot, VarSnapshot};
 
 use super::model::{Entry, History, Instance, Settings, scale, summary, summary_label};
 use crate::format::{group, group_signed};
-use crate::outside::{age_s, item_name, number_text, object_text, short_float};
+use crate::outside::values::{age_s, item_name, number_text, object_text, short_float};
 
 /// Arrays up to this many elements get a sub-row per element.
 pub const ELEMENT_ROWS: usize = 8;

@@ -1,48 +1,5 @@
-//! A periodic sampler for the commonest sampling-profiler case: a POSIX
-//! timer raises a signal every period, the signal handler reads (or
-//! read-resets) a set of tool handles into a preallocated ring, and a
-//! normal thread drains the ring.
-//!
-//! ```no_run
-//! # fn main() -> pvar::Result<()> {
-//! use std::time::Duration;
-//! use pvar::{SampleClock, Sampler};
-//!
-//! let reg = pvar::global();
-//! let sent = reg.counter("sampled_msgs").register()?;
-//! let session = reg.session()?;
-//! let h = session.handle(sent.index())?;
-//! h.start()?;
-//!
-//! let mut sampler = Sampler::builder(reg)
-//!     .readreset(&h) // messages per period
-//!     .period(Duration::from_millis(2))
-//!     .clock(SampleClock::ProcessCpu)
-//!     .start()?;
-//! // ... the program runs; from time to time:
-//! sampler.drain(|s| println!("{} ticks: {} msgs", s.ticks, s.values(0)[0]));
-//! let stats = sampler.stop();
-//! println!("{} samples, {} dropped", stats.taken, stats.dropped);
-//! # Ok(()) }
-//! ```
-//!
-//! **What runs in the handler** ([`Sampler::on_signal`]): a load of the
-//! active sampler, a claim of a ring slot (compare-and-swap), the clock's
-//! tick count, `gettid`, and per handle the keyed `read` / `readreset`
-//! (async-signal-safe, `docs/signal-safety.md`) into a stack buffer copied
-//! into the slot's atomics. No lock, no allocation, no lazy
-//! initialisation, no thread-local; `errno` is saved and restored. A full
-//! ring drops the sample and counts it; a read that fails (a handle freed
-//! meanwhile) zeroes the values and marks the sample failed.
-//!
-//! **One sampler at a time** per process (it owns the signal and the
-//! timer); its handler stays installed after [`Sampler::stop`] and does
-//! nothing then, so a signal still pending is harmless. A program that
-//! owns the signal's handler itself builds with
-//! [`SamplerBuilder::install_handler`]`(false)` and calls
-//! [`Sampler::on_signal`] from its own handler.
-//!
-//! Linux only (`timer_create` with `SIGEV_SIGNAL`).
+//! The [`Sampler`](crate::Sampler): a signal-driven sampling tool over
+//! tool handles (documented on the type).
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -53,9 +10,7 @@ use crate::sync::{Ordering, fence};
 use crate::tool::{Handle, HandleId, SessionId};
 use crate::vocabulary::error::{Error, Result};
 
-/// Most elements one handle contributes to a sample (the handler's stack
-/// buffer).
-pub const MAX_ELEMENTS: usize = 64;
+const MAX_ELEMENTS: usize = 64;
 
 /// The clock the sampling timer runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -180,7 +135,7 @@ impl SamplerBuilder {
     /// Allocates the ring, installs the handler and arms the timer.
     ///
     /// Errors (`Error::Invalid`): no handle, a zero period or capacity, a
-    /// handle with more than [`MAX_ELEMENTS`] elements, another sampler
+    /// handle with more than [`Sampler::MAX_ELEMENTS`] elements, another sampler
     /// running, or the system refusing the handler or the timer.
     ///
     /// Async-signal-safe: no.
@@ -365,8 +320,54 @@ pub struct SamplerStats {
     pub failed: u64,
 }
 
+/// A periodic sampler for the commonest sampling-profiler case: a POSIX
+/// timer raises a signal every period, the signal handler reads (or
+/// read-resets) a set of tool handles into a preallocated ring, and a
+/// normal thread drains the ring.
+///
+/// ```no_run
+/// # fn main() -> pvar::Result<()> {
+/// use std::time::Duration;
+/// use pvar::{SampleClock, Sampler};
+///
+/// let reg = pvar::global();
+/// let sent = reg.counter("sampled_msgs").register()?;
+/// let session = reg.session()?;
+/// let h = session.handle(sent.index())?;
+/// h.start()?;
+///
+/// let mut sampler = Sampler::builder(reg)
+///     .readreset(&h) // messages per period
+///     .period(Duration::from_millis(2))
+///     .clock(SampleClock::ProcessCpu)
+///     .start()?;
+/// // ... the program runs; from time to time:
+/// sampler.drain(|s| println!("{} ticks: {} msgs", s.ticks, s.values(0)[0]));
+/// let stats = sampler.stop();
+/// println!("{} samples, {} dropped", stats.taken, stats.dropped);
+/// # Ok(()) }
+/// ```
+///
+/// **What runs in the handler** ([`Sampler::on_signal`]): a load of the
+/// active sampler, a claim of a ring slot (compare-and-swap), the clock's
+/// tick count, `gettid`, and per handle the keyed `read` / `readreset`
+/// (async-signal-safe, `docs/signal-safety.md`) into a stack buffer copied
+/// into the slot's atomics. No lock, no allocation, no lazy
+/// initialisation, no thread-local; `errno` is saved and restored. A full
+/// ring drops the sample and counts it; a read that fails (a handle freed
+/// meanwhile) zeroes the values and marks the sample failed.
+///
+/// **One sampler at a time** per process (it owns the signal and the
+/// timer); its handler stays installed after [`Sampler::stop`] and does
+/// nothing then, so a signal still pending is harmless. A program that
+/// owns the signal's handler itself builds with
+/// [`SamplerBuilder::install_handler`]`(false)` and calls
+/// [`Sampler::on_signal`] from its own handler.
+///
+/// Linux only (`timer_create` with `SIGEV_SIGNAL`).
+///
 /// A running sampler: drain it from a normal thread, stop it (or drop it)
-/// when done. See the [module documentation](self).
+/// when done.
 #[derive(Debug)]
 pub struct Sampler {
     ring: *mut Ring,
@@ -379,6 +380,10 @@ pub struct Sampler {
 unsafe impl Send for Sampler {}
 
 impl Sampler {
+    /// Most elements one handle contributes to a sample (the handler's stack
+    /// buffer).
+    pub const MAX_ELEMENTS: usize = MAX_ELEMENTS;
+
     /// Starts configuring a sampler of handles of `reg`'s sessions.
     pub fn builder(reg: &Registry) -> SamplerBuilder {
         SamplerBuilder {
@@ -398,7 +403,7 @@ impl Sampler {
     /// ([`SamplerBuilder::install_handler`]).
     ///
     /// Async-signal-safe: yes (no lock, no allocation, no thread-local;
-    /// see the [module documentation](self)). Also callable outside a
+    /// see [`Sampler`]). Also callable outside a
     /// handler.
     pub fn on_signal() {
         IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
