@@ -55,9 +55,9 @@ fi
 out=target/mpi
 
 # The Rust half, with updates on and compiled out.
-CARGO_TARGET_DIR=$out/rust-on cargo build --release --manifest-path mpi/Cargo.toml
+CARGO_TARGET_DIR=$out/rust-on cargo build --profile interposer -p pvar-mpi
 RUSTFLAGS="--cfg pvar_compile_out" CARGO_TARGET_DIR=$out/rust-off \
-    cargo build --release --manifest-path mpi/Cargo.toml
+    cargo build --profile interposer -p pvar-mpi
 
 # True if $1 is missing or older than any of the other files.
 stale() {
@@ -90,7 +90,7 @@ for f in "${flavours[@]}"; do
             lib=$dir/libpvar_mpi_off.so
             defines=(-DPVAR_MPI_COMPILE_OUT)
         fi
-        archive=$out/rust-$variant/release/libpvar_mpi_rs.a
+        archive=$out/rust-$variant/interposer/libpvar_mpi_rs.a
         if stale "$lib" "${c_deps[@]}" "$archive"; then
             echo "mpi-build: $lib"
             # -ftls-model=initial-exec: the library is loaded at start-up

@@ -10,7 +10,7 @@
 # 2. scripts/mpi-build.sh: the interposer (on and compiled out) and the
 #    example programs into target/mpi/<flavour>/.
 # 3. cargo build -p pvar-cli (the `pvar read` the job tests call).
-# 4. cargo test --manifest-path mpi/Cargo.toml --release --test jobs
+# 4. cargo test -p pvar-mpi --profile interposer --test jobs
 #    (mpi/tests/jobs.rs), with PVAR_REQUIRE_MPI=1 once both MPI libraries
 #    are there: a missing build is then a failure, not a skip.
 # 5. The rsmpi example (examples/mpi_report.rs, feature `mpi`) on 2 Open MPI
@@ -83,12 +83,12 @@ limit 900 bash scripts/mpi-build.sh
 step "cargo build -p pvar-cli"
 limit 900 cargo build -q -p pvar-cli
 
-step "cargo test --manifest-path mpi/Cargo.toml --release --test jobs"
+step "cargo test -p pvar-mpi --profile interposer --test jobs"
 # Both MPI libraries are there now: a flavour that did not build fails.
 # The target directory of mpi-build.sh's "on" build: the engine compiled
 # there is reused.
 CARGO_TARGET_DIR=target/mpi/rust-on PVAR_REQUIRE_MPI=1 limit 900 \
-    cargo test --manifest-path mpi/Cargo.toml --release --test jobs -- --test-threads=1
+    cargo test -p pvar-mpi --profile interposer --test jobs -- --test-threads=1
 
 step "the rsmpi example (cargo build --features mpi --example mpi_report)"
 if ! have_libclang; then
