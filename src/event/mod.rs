@@ -20,7 +20,9 @@
 //! run only while the raising thread holds the registry's delivery token
 //! (taken without waiting); otherwise the event goes to the thread's
 //! bounded buffer ([`buffer`]) and is delivered at the next delivery point
-//! ([`Events::deliver`]). What can be neither delivered nor buffered is
+//! ([`Events::deliver`]); while a registration has events in buffers or
+//! being delivered from one, its new raises wait behind them (per thread,
+//! raise order). What can be neither delivered nor buffered is
 //! dropped, counted in the engine's statistics and reported to the
 //! registration's dropped handler before its next delivery.
 

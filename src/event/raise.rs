@@ -142,8 +142,11 @@ impl Events {
         reg: &Registration,
         required: CbSafety,
     ) {
-        // Behind earlier deliveries to this registration that wait: wait
-        // too, so that they keep their order.
+        // Behind earlier deliveries to this registration that wait in a
+        // buffer or are being run from one: wait too, so that they keep
+        // their order. (A signal handler that interrupts this raise before
+        // its event is delivered or buffered raises events that may come
+        // first: they are concurrent with it.)
         let queued = reg.waiting.load(Ordering::Acquire) != 0;
         // The standard's rule: the callback at the lowest level valid here.
         // NONE / MPI_RESTRICTED callbacks are valid only while deliveries
@@ -179,9 +182,11 @@ impl Events {
         if pushed {
             self.counters.deferred.inc();
         } else {
-            reg.waiting.fetch_sub(1, Ordering::AcqRel);
-            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            // Lost: recorded before the count that makes later raises wait
+            // is lowered, so that the next delivery reports it.
             self.drop_one(reg);
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            reg.waiting.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -218,14 +223,21 @@ impl Events {
         }
     }
 
-    /// Frees the entry `ring.peek()` returned and uncounts it (for its
-    /// registration too, if that is still live).
-    fn take_out(&self, ring: &Ring, reg: Option<&Registration>) {
+    /// Frees the entry `ring.peek()` returned and uncounts it from what
+    /// waits in buffers. Its registration still counts it, until
+    /// [`Events::done_with`].
+    fn take_out(&self, ring: &Ring) {
         ring.pop();
         self.waiting.fetch_sub(1, Ordering::Relaxed);
-        if let Some(reg) = reg {
-            reg.waiting.fetch_sub(1, Ordering::AcqRel);
-        }
+    }
+
+    /// Uncounts a delivery taken out of a buffer from its registration, once
+    /// it has been run (dropped handler and callback returned) or recorded
+    /// as lost: only then may the registration's new raises stop waiting
+    /// behind it. Release: a raise that sees the count lowered sees what
+    /// the callback did.
+    fn done_with(&self, reg: &Registration) {
+        reg.waiting.fetch_sub(1, Ordering::AcqRel);
     }
 
     fn take_token(&self) -> bool {
@@ -269,7 +281,8 @@ impl Events {
                 let reg = self.regs.enter(pending.registration);
                 let ty = self.types.get(index);
                 let (Some(reg), Some(ty)) = (reg, ty) else {
-                    self.take_out(ring, None);
+                    // A freed registration (whose count went with it).
+                    self.take_out(ring);
                     self.counters.discarded.inc();
                     continue;
                 };
@@ -277,11 +290,17 @@ impl Events {
                     if reg.has_any_callback() {
                         break; // keep order: a later point may deliver it
                     }
-                    self.take_out(ring, Some(&reg));
+                    self.take_out(ring);
                     self.drop_one(&reg);
+                    self.done_with(&reg);
                     continue;
                 };
-                self.take_out(ring, Some(&reg));
+                self.take_out(ring);
+                // Between taking the entry out and running its callback:
+                // where a signal handler raising for the same registration
+                // must find it still counted.
+                #[cfg(loom)]
+                crate::sync::signal::point();
                 let record = RecordBuf(pending.record);
                 let event = Occurrence {
                     ty,
@@ -292,6 +311,7 @@ impl Events {
                     timestamp: pending.timestamp,
                 };
                 self.run(&event, pending.registration, &reg, cb, required);
+                self.done_with(&reg);
                 n += 1;
             }
         }

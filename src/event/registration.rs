@@ -43,8 +43,11 @@ pub(crate) struct Registration {
     /// Whether this registration counts in its event's subscribers (it has
     /// had a callback and is not retired).
     pub(crate) subscribed: AtomicBool,
-    /// Its deliveries waiting in thread buffers: while any waits, new
-    /// raises wait behind them (delivery keeps raise order).
+    /// Its deliveries in thread buffers, and the one a delivery point has
+    /// taken out and is running (dropped handler and callback): while any
+    /// is counted, new raises wait behind them, so that one thread's
+    /// events reach the callbacks in the order they were raised. A
+    /// delivery is uncounted only once its callback has returned.
     pub(crate) waiting: AtomicU64,
     /// Everything boxed for this registration, freed when it is dropped.
     owned: Mutex<Owned>,
