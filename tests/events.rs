@@ -637,3 +637,145 @@ fn a_thread_raises_in_order_against_concurrent_delivery_points() {
     assert_eq!(st.delivered, delivered.load(Relaxed));
     assert_eq!(st.delivered + st.dropped, st.raised);
 }
+
+/// Whether a registration's losses are counted and reported depends on
+/// that registration alone (up to 6ca10e8 a registration with a dropped
+/// handler and no callback counted nothing, and its handler never ran,
+/// unless another registration of the event had a callback). A
+/// registration with a dropped handler and no callback observes the
+/// event: every raise for it is a loss (no callback at any level),
+/// counted, and reported at the first point where the handler may run —
+/// a point whose requirement is NONE, holding the delivery token: the
+/// raise itself there, else the next delivery point with requirement
+/// NONE — told NONE, with user_data 0. A registration with neither
+/// callback nor handler takes no part: nothing is counted for it.
+#[test]
+fn a_registration_without_callback_counts_and_reports_its_losses_alone() {
+    for with_other in [false, true] {
+        let reg = Registry::new();
+        reg.prepare_thread(); // the other's events can wait here
+        let ev = reg.event::<u64>("lossy").register().unwrap();
+        let bare = reg.event_registration(ev.index(), None).unwrap();
+        let r = reg.event_registration(ev.index(), None).unwrap();
+        let other = reg.event_registration(ev.index(), None).unwrap();
+        let (n, n2) = counter();
+        if with_other {
+            other
+                .on_event(CbSafety::ThreadSafe, move |_, _| {
+                    n2.fetch_add(1, Relaxed);
+                })
+                .unwrap();
+        }
+        assert_eq!(ev.is_observed(), with_other);
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let h = heard.clone();
+        reg.events()
+            .set_dropped_handler(
+                r.key(),
+                Some(Box::new(move |count, source, safety, user_data| {
+                    h.lock().unwrap().push((count, source, safety, user_data))
+                })),
+            )
+            .unwrap();
+        assert!(ev.is_observed(), "a dropped handler observes the event");
+        let others = u64::from(with_other);
+
+        // At NONE points: each loss is reported at its raise.
+        for i in 0..3 {
+            ev.raise(&i);
+        }
+        let once = (1, 0, CbSafety::None, 0);
+        assert_eq!(
+            *heard.lock().unwrap(),
+            vec![once; 3],
+            "with_other {with_other}"
+        );
+        let st = reg.events().stats();
+        assert_eq!(
+            (st.raised, st.dropped, st.delivered),
+            (3 + 3 * others, 3, 3 * others),
+            "the bare registration takes no part (with_other {with_other})"
+        );
+        heard.lock().unwrap().clear();
+
+        // Elsewhere: counted, reported at the next NONE delivery point.
+        ev.raise_in(CbSafety::ThreadSafe, None, &3);
+        ev.raise_in(CbSafety::AsyncSignalSafe, None, &4); // the other's waits
+        reg.events().deliver(CbSafety::ThreadSafe);
+        assert!(heard.lock().unwrap().is_empty());
+        reg.events().deliver(CbSafety::None);
+        assert_eq!(*heard.lock().unwrap(), vec![(2, 0, CbSafety::None, 0)]);
+        heard.lock().unwrap().clear();
+
+        // What is still unreported when the registration is freed (from
+        // normal code) is reported by the free.
+        ev.raise_in(CbSafety::MpiRestricted, None, &5);
+        drop(r);
+        assert_eq!(*heard.lock().unwrap(), vec![once]);
+        assert_eq!(n.load(Relaxed), 6 * others);
+        assert_eq!(reg.events().stats().dropped, 6);
+        drop(other);
+        assert!(!ev.is_observed());
+        drop(bare);
+    }
+}
+
+/// Removing a registration's last callback and its dropped handler stops
+/// it observing the event: the raise is one load and a branch again, and
+/// nothing is counted for it.
+#[test]
+fn a_registration_that_lost_its_callbacks_and_handler_stops_observing() {
+    let reg = Registry::new();
+    let ev = reg.event::<u64>("on_off").register().unwrap();
+    let r = reg.event_registration(ev.index(), None).unwrap();
+    r.on_event(CbSafety::ThreadSafe, |_, _| {}).unwrap();
+    r.on_dropped(|_, _| {}).unwrap();
+    r.clear_callback(CbSafety::ThreadSafe).unwrap();
+    assert!(ev.is_observed(), "the handler still observes");
+    ev.raise_in(CbSafety::ThreadSafe, None, &1);
+    assert_eq!(reg.events().stats().dropped, 1);
+    reg.events().set_dropped_handler(r.key(), None).unwrap();
+    assert!(!ev.is_observed());
+    ev.raise_in(CbSafety::ThreadSafe, None, &2);
+    assert_eq!(reg.events().stats().raised, 1);
+}
+
+/// Losses of a registration with callbacks that no later delivery reported
+/// are reported when it is freed from normal code, with the user_data of
+/// the callback a NONE point would choose.
+#[test]
+fn freeing_reports_what_no_delivery_reported() {
+    let reg = Registry::new();
+    let ev = reg.event::<u64>("last_words").register().unwrap();
+    let r = reg.event_registration(ev.index(), None).unwrap();
+    reg.events()
+        .register_callback(r.key(), CbSafety::ThreadSafe, Some(Box::new(|_, _| {})), 7)
+        .unwrap();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let h = heard.clone();
+    reg.events()
+        .set_dropped_handler(
+            r.key(),
+            Some(Box::new(move |count, _, safety, user_data| {
+                h.lock().unwrap().push((count, safety, user_data))
+            })),
+        )
+        .unwrap();
+    let e = ev.clone();
+    std::thread::spawn(move || {
+        e.raise_in(CbSafety::AsyncSignalSafe, None, &1); // no buffer: lost
+        e.raise_in(CbSafety::AsyncSignalSafe, None, &2);
+    })
+    .join()
+    .unwrap();
+    assert!(heard.lock().unwrap().is_empty(), "no delivery yet");
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let (o, h) = (order.clone(), heard.clone());
+    r.free_with(move |_| o.lock().unwrap().push(h.lock().unwrap().len()));
+    assert_eq!(*heard.lock().unwrap(), vec![(2, CbSafety::None, 7)]);
+    assert_eq!(
+        *order.lock().unwrap(),
+        vec![1],
+        "reported before the free callback"
+    );
+}

@@ -18,10 +18,13 @@
 //! `THREAD_SAFE` callback in raise order when an earlier one is being
 //! delivered from the thread's buffer — by a delivery point on another
 //! thread (`taken_out_vs_thread_safe_raise`) or by one that a signal
-//! handler interrupts on the same thread (`handler_raise_inside_delivery`).
+//! handler interrupts on the same thread (`handler_raise_inside_delivery`);
+//! a registration's observer count follows its callbacks and dropped
+//! handler, also against a concurrent free (`observed_vs_free`) and a
+//! concurrent change (`observed_vs_change`).
 //!
-//! Mutations caught (each verified by breaking `raise.rs`, `buffer.rs`
-//! or `registrations.rs`):
+//! Mutations caught (each verified by breaking `raise.rs`, `mod.rs`,
+//! `buffer.rs` or `registrations.rs`):
 //! - `take_token` always succeeding (a plain store): the entry popped by
 //!   two consumers, delivered 3 of 2 raised (`raise_none_vs_deliver`);
 //! - the token's compare-and-swap / release store Relaxed: the same (the
@@ -43,7 +46,11 @@
 //! - the registration's waiting count lowered when its entry is taken out
 //!   of the buffer instead of after its callback ran (as up to 6ca10e8):
 //!   delivered `[2, 1]` (`taken_out_vs_thread_safe_raise`,
-//!   `handler_raise_inside_delivery`).
+//!   `handler_raise_inside_delivery`);
+//! - `resubscribe` not re-checking liveness after subscribing: the event
+//!   stays observed after the free (`observed_vs_free`);
+//! - the tool's changes not holding the registration's change lock: a
+//!   registration with a callback left unobserved (`observed_vs_change`).
 
 use std::sync::Mutex;
 
@@ -352,5 +359,65 @@ fn handler_raise_inside_delivery() {
             seen.windows(2).all(|w| w[0] < w[1]),
             "a thread's events out of order: {seen:?}"
         );
+    });
+}
+
+/// A registration counts in its event's observers (the raise's one load)
+/// exactly while it has a callback or a dropped handler and is not freed:
+/// a tool thread sets and removes a dropped handler (the only thing the
+/// registration ever has) while the main thread frees the registration.
+/// Afterwards the event is not observed, whatever the interleaving.
+#[test]
+fn observed_vs_free() {
+    model(|| {
+        let reg = crate::registry();
+        let ev = reg.event::<u64>("e").register().unwrap();
+        let r = reg.event_registration(ev.index(), None).unwrap();
+        let key = r.key();
+        r.on_dropped(|_, _| {}).unwrap();
+        assert!(ev.is_observed(), "a dropped handler observes the event");
+        r.on_dropped(|_, _| {}).unwrap(); // replaced: still counted once
+        let tool = {
+            let reg = reg.clone();
+            spawn(move || {
+                let events = reg.events();
+                let _ = events.set_dropped_handler(key, None);
+                let _ = events.set_dropped_handler(key, Some(Box::new(|_, _, _, _| {})));
+            })
+        };
+        drop(r); // MPI_T_event_handle_free
+        tool.join().unwrap();
+        assert!(!ev.is_observed(), "observed after the free");
+    });
+}
+
+/// Two tool threads change one registration at once: one adds a callback
+/// while the other removes the dropped handler, the only thing it had.
+/// Whatever the interleaving, the registration then has a callback and
+/// counts once in the observers; after the free, in none.
+#[test]
+fn observed_vs_change() {
+    model(|| {
+        let reg = crate::registry();
+        let ev = reg.event::<u64>("e").register().unwrap();
+        let r = reg.event_registration(ev.index(), None).unwrap();
+        let key = r.key();
+        r.on_dropped(|_, _| {}).unwrap();
+        let tool = {
+            let reg = reg.clone();
+            spawn(move || {
+                reg.events()
+                    .register_callback(key, CbSafety::ThreadSafe, Some(Box::new(|_, _| {})), 0)
+                    .unwrap();
+            })
+        };
+        reg.events().set_dropped_handler(key, None).unwrap();
+        tool.join().unwrap();
+        assert!(
+            ev.is_observed(),
+            "a registration with a callback is not observed"
+        );
+        drop(r);
+        assert!(!ev.is_observed(), "observed after the free (counted twice)");
     });
 }
