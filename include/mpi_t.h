@@ -381,6 +381,14 @@ int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *u
     MPI_T_event_free_cb_function *free_cb_function);
 int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
     MPI_T_event_free_cb_function *free_cb_function);
+/* The dropped handler hears the losses since it was set or last called:
+ * before the registration's next delivery, with that delivery's cb_safety
+ * and its callback's user_data. A registration with a handler and no
+ * callback loses every event raised for it; its handler hears of them at
+ * the first point where nothing is required of a callback (the raise
+ * itself, else pvar_event_deliver(MPI_T_CB_REQUIRE_NONE)), told
+ * MPI_T_CB_REQUIRE_NONE, with user_data NULL. MPI_T_event_handle_free
+ * called outside callbacks reports what is left first. docs/events.md. */
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
     MPI_T_event_dropped_cb_function *dropped_cb_function);
 int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,

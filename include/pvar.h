@@ -516,7 +516,8 @@ typedef struct pvar_event_info {
 
 /* An event type's handle: its index and the word a raise tests. */
 typedef struct pvar_event {
-    const uint32_t *observed; /* non-zero while a tool has a callback */
+    const uint32_t *observed; /* non-zero while a tool has a callback or a
+                                 dropped handler for it */
     int index;
 } pvar_event;
 
@@ -528,7 +529,8 @@ int pvar_event_register(const pvar_event_info *info, pvar_event *event);
 void pvar_event_raise_slow(int index, int cb_safety, const uint64_t *object,
     const int64_t *timestamp, const void *record);
 
-/* Whether a tool has a callback for the event: one relaxed load. */
+/* Whether a tool has a callback or a dropped handler for the event: one
+ * relaxed load. */
 static inline int pvar_event_observed(pvar_event ev) {
     return ev.observed != NULL && __atomic_load_n(ev.observed, __ATOMIC_RELAXED) != 0;
 }
@@ -562,7 +564,9 @@ static inline void pvar_event_raise_at(pvar_event ev, int64_t timestamp, int cb_
 /* A delivery point: runs the callbacks of events waiting in thread buffers
  * that may run where the requirement is `cb_safety` (call it with
  * PVAR_CB_REQUIRE_NONE where the component holds no lock, e.g. on return
- * from a library call). Returns the number run; -1 for a bad value. */
+ * from a library call; there it also reports the losses of registrations
+ * that have a dropped handler and no callback). Returns the number of
+ * callbacks run; -1 for a bad value. */
 int pvar_event_deliver(int cb_safety);
 
 #ifdef __cplusplus

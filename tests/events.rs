@@ -509,3 +509,273 @@ fn the_smallest_buffer_loses_nothing() {
     let st = reg.events().stats();
     assert_eq!((st.deferred, st.dropped, n.load(Relaxed)), (2, 1, 2));
 }
+
+/// Per registration and thread, raise order holds while an earlier event
+/// is being delivered from the thread's buffer, not only while it waits
+/// there: a delivery point takes the thread's first event out and, before
+/// its callback, calls the dropped handler (held here until the thread has
+/// raised again); the thread's second raise, at a `THREAD_SAFE` point
+/// where the callback could run at once, waits behind the first instead.
+/// Up to 6ca10e8 it ran at once: `[2, 1]`.
+#[test]
+fn a_raise_waits_behind_an_event_being_delivered_from_a_buffer() {
+    let reg = Registry::new();
+    let ev = reg.event::<u64>("held").register().unwrap();
+    let r = reg.event_registration(ev.index(), None).unwrap();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g = got.clone();
+    r.on_event(CbSafety::ThreadSafe, move |inst, _| {
+        g.lock().unwrap().push(inst.read::<u64>(0).unwrap());
+    })
+    .unwrap();
+    let inside = Arc::new(Barrier::new(2));
+    let release = Arc::new(Barrier::new(2));
+    let (i, rl) = (inside.clone(), release.clone());
+    r.on_dropped(move |_, _| {
+        i.wait();
+        rl.wait();
+    })
+    .unwrap();
+    // One loss first (a signal-safe raise on a thread without a buffer),
+    // so that the next delivery calls the handler before its callback.
+    let e = ev.clone();
+    std::thread::spawn(move || e.raise_in(CbSafety::AsyncSignalSafe, None, &0))
+        .join()
+        .unwrap();
+    let ready = Arc::new(Barrier::new(2));
+    let raiser = {
+        let (reg, ev, ready) = (reg.clone(), ev.clone(), ready.clone());
+        std::thread::spawn(move || {
+            reg.prepare_thread();
+            ev.raise_in(CbSafety::AsyncSignalSafe, None, &1); // waits
+            ready.wait();
+            inside.wait(); // the delivery point has taken it out
+            ev.raise_in(CbSafety::ThreadSafe, None, &2);
+            release.wait();
+        })
+    };
+    ready.wait();
+    let n = reg.events().deliver(CbSafety::None);
+    raiser.join().unwrap();
+    assert_eq!(
+        *got.lock().unwrap(),
+        vec![1, 2],
+        "a thread's events out of order"
+    );
+    assert_eq!(n, 2, "the delivery point delivered both");
+    let st = reg.events().stats();
+    assert_eq!((st.raised, st.delivered, st.dropped), (3, 2, 1));
+}
+
+/// The same under load, with nothing held: raising threads alternate
+/// between signal-safe points (the `THREAD_SAFE` callback cannot run
+/// there: the event waits) and `THREAD_SAFE` points (it runs at once
+/// unless something of the registration waits or is being delivered),
+/// while the main thread runs delivery points. Each thread's values reach
+/// the callback in increasing order; every raise is delivered or dropped
+/// once.
+#[test]
+fn a_thread_raises_in_order_against_concurrent_delivery_points() {
+    const THREADS: usize = 2;
+    const RAISES: u64 = 20_000;
+    let reg = Registry::new();
+    reg.events().set_buffer_entries(16);
+    let ev = reg.event::<(u64, u64)>("seq").register().unwrap();
+    let r = reg.event_registration(ev.index(), None).unwrap();
+    // Per thread: the last value seen, and how often a value came after a
+    // larger one. The callbacks of one thread's events never overlap (a
+    // raise runs its callback at once only while none of the
+    // registration's deliveries waits or runs from a buffer), so a plain
+    // load and store per thread is exact.
+    let last: Arc<Vec<AtomicU64>> = Arc::new((0..THREADS).map(|_| AtomicU64::new(0)).collect());
+    let (inversions, inv) = counter();
+    let (delivered, dl) = counter();
+    let l = last.clone();
+    r.on_event(CbSafety::ThreadSafe, move |inst, _| {
+        let t = inst.read::<u64>(0).unwrap() as usize;
+        let v = inst.read::<u64>(1).unwrap();
+        if l[t].load(Relaxed) > v {
+            inv.fetch_add(1, Relaxed);
+        }
+        l[t].store(v, Relaxed);
+        dl.fetch_add(1, Relaxed);
+    })
+    .unwrap();
+    let done = Arc::new(AtomicUsize::new(0));
+    let raisers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (reg, ev, done) = (reg.clone(), ev.clone(), done.clone());
+            std::thread::spawn(move || {
+                reg.prepare_thread();
+                for v in 1..=RAISES {
+                    let point = if v % 2 == 0 {
+                        CbSafety::ThreadSafe
+                    } else {
+                        CbSafety::AsyncSignalSafe
+                    };
+                    ev.raise_in(point, None, &(t as u64, v));
+                }
+                done.fetch_add(1, Release);
+            })
+        })
+        .collect();
+    while done.load(Acquire) < THREADS {
+        reg.events().deliver(CbSafety::None);
+        std::thread::yield_now();
+    }
+    raisers.into_iter().for_each(|t| t.join().unwrap());
+    while reg.events().waiting() > 0 {
+        reg.events().deliver(CbSafety::None);
+    }
+    assert_eq!(
+        inversions.load(Relaxed),
+        0,
+        "a thread's events out of order"
+    );
+    let st = reg.events().stats();
+    assert_eq!(st.raised, THREADS as u64 * RAISES);
+    assert_eq!(st.delivered, delivered.load(Relaxed));
+    assert_eq!(st.delivered + st.dropped, st.raised);
+}
+
+/// Whether a registration's losses are counted and reported depends on
+/// that registration alone (up to 6ca10e8 a registration with a dropped
+/// handler and no callback counted nothing, and its handler never ran,
+/// unless another registration of the event had a callback). A
+/// registration with a dropped handler and no callback observes the
+/// event: every raise for it is a loss (no callback at any level),
+/// counted, and reported at the first point where the handler may run —
+/// a point whose requirement is NONE, holding the delivery token: the
+/// raise itself there, else the next delivery point with requirement
+/// NONE — told NONE, with user_data 0. A registration with neither
+/// callback nor handler takes no part: nothing is counted for it.
+#[test]
+fn a_registration_without_callback_counts_and_reports_its_losses_alone() {
+    for with_other in [false, true] {
+        let reg = Registry::new();
+        reg.prepare_thread(); // the other's events can wait here
+        let ev = reg.event::<u64>("lossy").register().unwrap();
+        let bare = reg.event_registration(ev.index(), None).unwrap();
+        let r = reg.event_registration(ev.index(), None).unwrap();
+        let other = reg.event_registration(ev.index(), None).unwrap();
+        let (n, n2) = counter();
+        if with_other {
+            other
+                .on_event(CbSafety::ThreadSafe, move |_, _| {
+                    n2.fetch_add(1, Relaxed);
+                })
+                .unwrap();
+        }
+        assert_eq!(ev.is_observed(), with_other);
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let h = heard.clone();
+        reg.events()
+            .set_dropped_handler(
+                r.key(),
+                Some(Box::new(move |count, source, safety, user_data| {
+                    h.lock().unwrap().push((count, source, safety, user_data))
+                })),
+            )
+            .unwrap();
+        assert!(ev.is_observed(), "a dropped handler observes the event");
+        let others = u64::from(with_other);
+
+        // At NONE points: each loss is reported at its raise.
+        for i in 0..3 {
+            ev.raise(&i);
+        }
+        let once = (1, 0, CbSafety::None, 0);
+        assert_eq!(
+            *heard.lock().unwrap(),
+            vec![once; 3],
+            "with_other {with_other}"
+        );
+        let st = reg.events().stats();
+        assert_eq!(
+            (st.raised, st.dropped, st.delivered),
+            (3 + 3 * others, 3, 3 * others),
+            "the bare registration takes no part (with_other {with_other})"
+        );
+        heard.lock().unwrap().clear();
+
+        // Elsewhere: counted, reported at the next NONE delivery point.
+        ev.raise_in(CbSafety::ThreadSafe, None, &3);
+        ev.raise_in(CbSafety::AsyncSignalSafe, None, &4); // the other's waits
+        reg.events().deliver(CbSafety::ThreadSafe);
+        assert!(heard.lock().unwrap().is_empty());
+        reg.events().deliver(CbSafety::None);
+        assert_eq!(*heard.lock().unwrap(), vec![(2, 0, CbSafety::None, 0)]);
+        heard.lock().unwrap().clear();
+
+        // What is still unreported when the registration is freed (from
+        // normal code) is reported by the free.
+        ev.raise_in(CbSafety::MpiRestricted, None, &5);
+        drop(r);
+        assert_eq!(*heard.lock().unwrap(), vec![once]);
+        assert_eq!(n.load(Relaxed), 6 * others);
+        assert_eq!(reg.events().stats().dropped, 6);
+        drop(other);
+        assert!(!ev.is_observed());
+        drop(bare);
+    }
+}
+
+/// Removing a registration's last callback and its dropped handler stops
+/// it observing the event: the raise is one load and a branch again, and
+/// nothing is counted for it.
+#[test]
+fn a_registration_that_lost_its_callbacks_and_handler_stops_observing() {
+    let reg = Registry::new();
+    let ev = reg.event::<u64>("on_off").register().unwrap();
+    let r = reg.event_registration(ev.index(), None).unwrap();
+    r.on_event(CbSafety::ThreadSafe, |_, _| {}).unwrap();
+    r.on_dropped(|_, _| {}).unwrap();
+    r.clear_callback(CbSafety::ThreadSafe).unwrap();
+    assert!(ev.is_observed(), "the handler still observes");
+    ev.raise_in(CbSafety::ThreadSafe, None, &1);
+    assert_eq!(reg.events().stats().dropped, 1);
+    reg.events().set_dropped_handler(r.key(), None).unwrap();
+    assert!(!ev.is_observed());
+    ev.raise_in(CbSafety::ThreadSafe, None, &2);
+    assert_eq!(reg.events().stats().raised, 1);
+}
+
+/// Losses of a registration with callbacks that no later delivery reported
+/// are reported when it is freed from normal code, with the user_data of
+/// the callback a NONE point would choose.
+#[test]
+fn freeing_reports_what_no_delivery_reported() {
+    let reg = Registry::new();
+    let ev = reg.event::<u64>("last_words").register().unwrap();
+    let r = reg.event_registration(ev.index(), None).unwrap();
+    reg.events()
+        .register_callback(r.key(), CbSafety::ThreadSafe, Some(Box::new(|_, _| {})), 7)
+        .unwrap();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let h = heard.clone();
+    reg.events()
+        .set_dropped_handler(
+            r.key(),
+            Some(Box::new(move |count, _, safety, user_data| {
+                h.lock().unwrap().push((count, safety, user_data))
+            })),
+        )
+        .unwrap();
+    let e = ev.clone();
+    std::thread::spawn(move || {
+        e.raise_in(CbSafety::AsyncSignalSafe, None, &1); // no buffer: lost
+        e.raise_in(CbSafety::AsyncSignalSafe, None, &2);
+    })
+    .join()
+    .unwrap();
+    assert!(heard.lock().unwrap().is_empty(), "no delivery yet");
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let (o, h) = (order.clone(), heard.clone());
+    r.free_with(move |_| o.lock().unwrap().push(h.lock().unwrap().len()));
+    assert_eq!(*heard.lock().unwrap(), vec![(2, CbSafety::None, 7)]);
+    assert_eq!(
+        *order.lock().unwrap(),
+        vec![1],
+        "reported before the free callback"
+    );
+}

@@ -15,7 +15,8 @@
 //! call is for a registration not freed yet, at the lowest registered
 //! level that allows the requirement it is told, with that level's
 //! current `user_data`; dropped handlers report a count ≥ 1, the event's
-//! source and the chosen callback's `user_data`; every free callback runs
+//! source and the chosen callback's `user_data` (a registration without
+//! callbacks: `NONE` and NULL); every free callback runs
 //! exactly once, after its free started, before the top-level call
 //! returns; `MPI_T_event_read` agrees with `MPI_T_event_copy`; get_info
 //! agrees with the Rust API; after each input, nothing is left registered
@@ -565,9 +566,10 @@ impl Model {
                     source,
                 } => {
                     assert!(count >= 1, "dropped count {count}");
-                    let (idx, event, rank) = decode(ud);
+                    let idx = self
+                        .find(raw)
+                        .expect("dropped handler of a registration not ours");
                     let r = &self.regs[idx];
-                    assert_eq!(r.raw, raw);
                     assert_ne!(
                         r.life,
                         Life::Dead,
@@ -575,13 +577,24 @@ impl Model {
                     );
                     let need = rank_of(ctx).expect("dropped handler told a bad cb_safety");
                     let lowest = (need..4).find(|&k| r.cbs[k].is_some());
-                    assert_eq!(
-                        lowest,
-                        Some(rank),
-                        "dropped handler: not the chosen callback's user_data"
-                    );
-                    assert_eq!(r.cbs[rank], Some(ud));
-                    let info = events().info(event as usize).unwrap();
+                    if ud == 0 {
+                        // A registration without callbacks: told NONE.
+                        assert_eq!(
+                            (need, r.cbs),
+                            (0, [None; 4]),
+                            "dropped handler without user_data"
+                        );
+                    } else {
+                        let (i, _, rank) = decode(ud);
+                        assert_eq!(i, idx, "dropped handler: another registration's user_data");
+                        assert_eq!(
+                            lowest,
+                            Some(rank),
+                            "dropped handler: not the chosen callback's user_data"
+                        );
+                        assert_eq!(r.cbs[rank], Some(ud));
+                    }
+                    let info = events().info(r.event as usize).unwrap();
                     assert_eq!(source as usize, info.source, "dropped handler's source");
                 }
                 Effect::FreeStart { raw, free_ud } => self.started.push((raw, free_ud)),

@@ -14,10 +14,17 @@
 //! timestamp raised with each value), none twice, the deferred ones of a
 //! thread in raise order; `NONE` callbacks never overlap (the token
 //! serialises them); a freed registration's free callback runs exactly
-//! once, and no callback of it after that.
+//! once, and no callback of it after that; a thread's raises reach a
+//! `THREAD_SAFE` callback in raise order when an earlier one is being
+//! delivered from the thread's buffer — by a delivery point on another
+//! thread (`taken_out_vs_thread_safe_raise`) or by one that a signal
+//! handler interrupts on the same thread (`handler_raise_inside_delivery`);
+//! a registration's observer count follows its callbacks and dropped
+//! handler, also against a concurrent free (`observed_vs_free`) and a
+//! concurrent change (`observed_vs_change`).
 //!
-//! Mutations caught (each verified by breaking `raise.rs`, `buffer.rs`
-//! or `registrations.rs`):
+//! Mutations caught (each verified by breaking `raise.rs`, `mod.rs`,
+//! `buffer.rs` or `registrations.rs`):
 //! - `take_token` always succeeding (a plain store): the entry popped by
 //!   two consumers, delivered 3 of 2 raised (`raise_none_vs_deliver`);
 //! - the token's compare-and-swap / release store Relaxed: the same (the
@@ -35,10 +42,15 @@
 //!   (`free_vs_deliver`);
 //! - `deliver_or_defer` counting `waiting` only after the push succeeded
 //!   (as before the fix in b924f28): `waiting` reads `u64::MAX` for a
-//!   moment (`waiting_never_wraps`).
-//!
-//! Not asserted: raise order across a `NONE` raise that gets the token
-//! (see `raise_none_vs_deliver`).
+//!   moment (`waiting_never_wraps`);
+//! - the registration's waiting count lowered when its entry is taken out
+//!   of the buffer instead of after its callback ran (as up to 6ca10e8):
+//!   delivered `[2, 1]` (`taken_out_vs_thread_safe_raise`,
+//!   `handler_raise_inside_delivery`);
+//! - `resubscribe` not re-checking liveness after subscribing: the event
+//!   stays observed after the free (`observed_vs_free`);
+//! - the tool's changes not holding the registration's change lock: a
+//!   registration with a callback left unobserved (`observed_vs_change`).
 
 use std::sync::Mutex;
 
@@ -51,8 +63,9 @@ use crate::{model, spawn};
 const ASYNC: CbSafety = CbSafety::AsyncSignalSafe;
 
 /// A registry whose buffers have `entries` entries, one `u64` event with a
-/// registration holding only a `NONE` callback, which records each value
-/// it is given (and checks that no other `NONE` callback runs at once).
+/// registration holding one callback at `level`, which records each value
+/// it is given (and, at `NONE`, checks that no other callback runs at
+/// once).
 struct Fixture {
     reg: Registry,
     ev: Event<u64>,
@@ -63,7 +76,7 @@ struct Fixture {
 }
 
 impl Fixture {
-    fn new(entries: usize) -> Self {
+    fn new(entries: usize, level: CbSafety) -> Self {
         let reg = crate::registry();
         reg.events().set_buffer_entries(entries);
         let ev = reg.event::<u64>("e").register().unwrap();
@@ -74,10 +87,10 @@ impl Fixture {
         let freed = Arc::new(AtomicUsize::new(0));
         {
             let (seen, freed) = (seen.clone(), freed.clone());
-            r.on_event(CbSafety::None, move |inst, _| {
-                assert_eq!(
-                    running.fetch_add(1, Ordering::Relaxed),
-                    0,
+            r.on_event(level, move |inst, _| {
+                let others = running.fetch_add(1, Ordering::Relaxed);
+                assert!(
+                    level != CbSafety::None || others == 0,
                     "NONE callbacks overlap"
                 );
                 assert_eq!(
@@ -158,7 +171,7 @@ impl Fixture {
 #[test]
 fn deferred_vs_deliver() {
     model(|| {
-        let f = Fixture::new(2);
+        let f = Fixture::new(2, CbSafety::None);
         let raiser = f.raiser(&[(ASYNC, 1), (ASYNC, 2)]);
         let d = f.deliverer();
         raiser.join().unwrap();
@@ -180,7 +193,7 @@ fn deferred_vs_deliver() {
 #[test]
 fn deferred_overflow_vs_deliver() {
     model(|| {
-        let f = Fixture::new(2);
+        let f = Fixture::new(2, CbSafety::None);
         let raiser = {
             let (reg, ev) = (f.reg.clone(), f.ev.clone());
             spawn(move || {
@@ -209,25 +222,22 @@ fn deferred_overflow_vs_deliver() {
 }
 
 /// A raise at a `NONE` point — it runs the callback at once if it gets
-/// the token, else defers and tries a delivery point — after one deferred
-/// raise (so that something waits), against a delivery point on another
-/// thread that may hold the token: the `NONE` callbacks never overlap and
-/// each event is delivered once. Not in raise order, although
-/// `docs/events.md` promises per-thread raise order: a `NONE` raise that
-/// gets the token runs its callback at once, before the thread's older
-/// deferred event (which its trailing delivery point then delivers) —
-/// also without any concurrency.
+/// the token and nothing of the registration waits, else defers and tries
+/// a delivery point — after one deferred raise (so that something waits),
+/// against a delivery point on another thread that may hold the token:
+/// the `NONE` callbacks never overlap and each event is delivered once, in
+/// raise order (the second waits behind the first while that waits in the
+/// buffer or is being delivered from it).
 #[test]
 fn raise_none_vs_deliver() {
     model(|| {
-        let f = Fixture::new(2);
+        let f = Fixture::new(2, CbSafety::None);
         let raiser = f.raiser(&[(ASYNC, 1), (CbSafety::None, 2)]);
         let d = f.deliverer();
         raiser.join().unwrap();
         d.join().unwrap();
-        let mut seen = f.settle(2);
-        seen.sort_unstable();
-        assert_eq!(seen, [1, 2]);
+        let seen = f.settle(2);
+        assert_eq!(seen, [1, 2], "a thread's events out of order");
     });
 }
 
@@ -238,7 +248,7 @@ fn raise_none_vs_deliver() {
 #[test]
 fn free_vs_deliver() {
     model(|| {
-        let mut f = Fixture::new(2);
+        let mut f = Fixture::new(2, CbSafety::None);
         let raiser = f.raiser(&[(ASYNC, 1)]);
         let d = f.deliverer();
         f.free();
@@ -264,7 +274,7 @@ fn free_vs_deliver() {
 #[test]
 fn waiting_never_wraps() {
     model(|| {
-        let f = Fixture::new(2);
+        let f = Fixture::new(2, CbSafety::None);
         let raiser = f.raiser(&[(ASYNC, 1), (ASYNC, 2)]);
         let d = {
             let reg = f.reg.clone();
@@ -277,5 +287,137 @@ fn waiting_never_wraps() {
         raiser.join().unwrap();
         d.join().unwrap();
         f.settle(2);
+    });
+}
+
+/// A `THREAD_SAFE` callback, so a raise at a `THREAD_SAFE` point could run
+/// it at once. The raising thread's first event waits (no callback may run
+/// at an async-signal-safe point); a delivery point on another thread
+/// takes it out of the buffer and runs its callback while the raising
+/// thread raises its second at a `THREAD_SAFE` point: the second waits
+/// until the first's callback has run, so they arrive in raise order (up
+/// to 6ca10e8 the registration stopped counting the first as soon as it
+/// was taken out, and the second could run before it: `[2, 1]`).
+#[test]
+fn taken_out_vs_thread_safe_raise() {
+    model(|| {
+        let f = Fixture::new(2, CbSafety::ThreadSafe);
+        let raiser = f.raiser(&[(ASYNC, 1), (CbSafety::ThreadSafe, 2)]);
+        let d = f.deliverer();
+        raiser.join().unwrap();
+        d.join().unwrap();
+        let seen = f.settle(2);
+        assert_eq!(seen, [1, 2], "a thread's events out of order");
+    });
+}
+
+/// The same on one thread, through a signal handler: the thread's first
+/// event waits; then the tool adds an `ASYNC_SIGNAL_SAFE` callback, and
+/// the thread runs a delivery point, which takes the event out and, before
+/// its callback runs, is interrupted by a handler that raises the second
+/// (at an async-signal-safe point, where the new callback could run at
+/// once). The handler's event waits behind the first and the delivery
+/// point delivers it after it: `[1, 2]`. Both threads of the model race
+/// with a delivery point on another thread too.
+#[test]
+fn handler_raise_inside_delivery() {
+    use pvar::loom_api::signal;
+    model(|| {
+        let f = Fixture::new(2, CbSafety::ThreadSafe);
+        let key = f.r.as_ref().unwrap().key();
+        let t = {
+            let (reg, ev, seen) = (f.reg.clone(), f.ev.clone(), f.seen.clone());
+            spawn(move || {
+                reg.prepare_thread();
+                ev.raise_at(10, ASYNC, None, &1); // waits
+                let s = seen.clone();
+                reg.events()
+                    .register_callback(
+                        key,
+                        ASYNC,
+                        Some(Box::new(move |inst, _| {
+                            let v: u64 = inst.read(0).unwrap();
+                            assert_eq!(inst.timestamp(), v * 10, "torn record");
+                            s.lock().unwrap().push(v);
+                        })),
+                        0,
+                    )
+                    .unwrap();
+                let ev2 = ev.clone();
+                signal::arm(0, move || ev2.raise_at(20, ASYNC, None, &2));
+                reg.events().deliver(CbSafety::None);
+                // The handler ran unless another thread's delivery point
+                // took the first event out.
+                signal::disarm();
+            })
+        };
+        let d = f.deliverer();
+        t.join().unwrap();
+        d.join().unwrap();
+        let seen = f.settle(f.reg.events().stats().raised);
+        assert!(
+            seen.windows(2).all(|w| w[0] < w[1]),
+            "a thread's events out of order: {seen:?}"
+        );
+    });
+}
+
+/// A registration counts in its event's observers (the raise's one load)
+/// exactly while it has a callback or a dropped handler and is not freed:
+/// a tool thread sets and removes a dropped handler (the only thing the
+/// registration ever has) while the main thread frees the registration.
+/// Afterwards the event is not observed, whatever the interleaving.
+#[test]
+fn observed_vs_free() {
+    model(|| {
+        let reg = crate::registry();
+        let ev = reg.event::<u64>("e").register().unwrap();
+        let r = reg.event_registration(ev.index(), None).unwrap();
+        let key = r.key();
+        r.on_dropped(|_, _| {}).unwrap();
+        assert!(ev.is_observed(), "a dropped handler observes the event");
+        r.on_dropped(|_, _| {}).unwrap(); // replaced: still counted once
+        let tool = {
+            let reg = reg.clone();
+            spawn(move || {
+                let events = reg.events();
+                let _ = events.set_dropped_handler(key, None);
+                let _ = events.set_dropped_handler(key, Some(Box::new(|_, _, _, _| {})));
+            })
+        };
+        drop(r); // MPI_T_event_handle_free
+        tool.join().unwrap();
+        assert!(!ev.is_observed(), "observed after the free");
+    });
+}
+
+/// Two tool threads change one registration at once: one adds a callback
+/// while the other removes the dropped handler, the only thing it had.
+/// Whatever the interleaving, the registration then has a callback and
+/// counts once in the observers; after the free, in none.
+#[test]
+fn observed_vs_change() {
+    model(|| {
+        let reg = crate::registry();
+        let ev = reg.event::<u64>("e").register().unwrap();
+        let r = reg.event_registration(ev.index(), None).unwrap();
+        let key = r.key();
+        r.on_dropped(|_, _| {}).unwrap();
+        let tool = {
+            let reg = reg.clone();
+            spawn(move || {
+                reg.events()
+                    .register_callback(key, CbSafety::ThreadSafe, Some(Box::new(|_, _| {})), 0)
+                    .unwrap();
+            })
+        };
+        reg.events().set_dropped_handler(key, None).unwrap();
+        tool.join().unwrap();
+        assert!(
+            ev.is_observed(),
+            "a registration with a callback is not observed"
+        );
+        drop(r);
+        assert!(!ev.is_observed(), "observed after the free (counted twice)");
     });
 }

@@ -67,11 +67,11 @@ impl<'r, R: EventRecord> EventBuilder<'r, R> {
 /// A component's handle to raise one event type. Cheap to clone.
 ///
 /// [`raise`](Event::raise) is one relaxed load and a branch while no tool
-/// has a callback for the event; with callbacks it timestamps the event
-/// and delivers it (see [`crate::Events`] and `docs/events.md`) without a
-/// lock or an allocation, except the first time a thread has to buffer an
-/// event (its buffer is made then; [`Registry::prepare_thread`] makes it
-/// ahead).
+/// has a callback or a dropped handler for the event; otherwise it
+/// timestamps the event and delivers it (see [`crate::Events`] and
+/// `docs/events.md`) without a lock or an allocation, except the first
+/// time a thread has to buffer an event (its buffer is made then;
+/// [`Registry::prepare_thread`] makes it ahead).
 ///
 /// [`Registry::prepare_thread`]: crate::Registry::prepare_thread
 pub struct Event<R> {
@@ -120,8 +120,9 @@ impl<R: EventRecord> Event<R> {
         unsafe { &*self.ty }
     }
 
-    /// Whether a tool has a callback for this event: what a component may
-    /// test before computing an expensive record.
+    /// Whether a tool observes this event (a registration of it has a
+    /// callback or a dropped handler): what a component may test before
+    /// computing an expensive record.
     #[inline(always)]
     pub fn is_observed(&self) -> bool {
         self.ty().subscribers.load(Ordering::Relaxed) != 0
@@ -264,7 +265,11 @@ impl EventRegistration {
 
     /// Sets the dropped handler: `f(count, source)` hears how many
     /// deliveries were lost since it was set or last called, before the
-    /// next delivery.
+    /// next delivery. Without a callback the registration loses every
+    /// event raised for it, and `f` hears of them at the first point whose
+    /// requirement is `None` (the raise itself, else the next
+    /// [`Events::deliver(CbSafety::None)`](crate::Events::deliver)).
+    /// Dropping the registration (outside a callback) reports what is left.
     pub fn on_dropped(&self, f: impl Fn(u64, usize) + Send + Sync + 'static) -> Result<()> {
         let h: DroppedCallback = Box::new(move |n, source, _, _| f(n, source));
         self.events.set_dropped_handler(self.key, Some(h))

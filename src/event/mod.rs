@@ -5,7 +5,7 @@
 //!
 //! - **Component side**: [`Registry::event`](crate::Registry::event)
 //!   declares a typed event ([`Event`]); [`Event::raise`] costs one load
-//!   and a branch while no tool has a callback for it.
+//!   and a branch while no tool has a callback or a dropped handler for it.
 //! - **Tool side**: [`Registry::event_registration`](crate::Registry::event_registration)
 //!   gives an RAII [`EventRegistration`] with callbacks at the four safety
 //!   levels ([`CbSafety`](crate::CbSafety)), a dropped handler and a free
@@ -20,9 +20,13 @@
 //! run only while the raising thread holds the registry's delivery token
 //! (taken without waiting); otherwise the event goes to the thread's
 //! bounded buffer ([`buffer`]) and is delivered at the next delivery point
-//! ([`Events::deliver`]). What can be neither delivered nor buffered is
-//! dropped, counted in the engine's statistics and reported to the
-//! registration's dropped handler before its next delivery.
+//! ([`Events::deliver`]); while a registration has events in buffers or
+//! being delivered from one, its new raises wait behind them (per thread,
+//! raise order). What can be neither delivered nor buffered is dropped,
+//! counted in the engine's statistics and reported to the registration's
+//! dropped handler before its next delivery — or, for a registration with
+//! a dropped handler and no callback (every raise for it is a loss), at the
+//! first point where nothing is required of a callback.
 
 pub(crate) mod buffer;
 mod handle;
@@ -65,8 +69,8 @@ pub const MAX_REGISTRATIONS: usize = 1 << 16;
 /// One declared event type.
 pub(crate) struct EventType {
     pub(crate) info: EventInfo,
-    /// Registrations of this type that have a callback: the raise's one
-    /// load.
+    /// Registrations of this type that observe it (a callback or a dropped
+    /// handler, not freed): the raise's one load.
     pub(crate) subscribers: AtomicU32,
     /// Keys of the registrations of this type (0: a free entry); a free
     /// entry is reused first, so the list is as long as the most
@@ -98,14 +102,16 @@ impl Retire for Listed {
 /// Each raise counts once per registration it is for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EventStats {
-    /// Deliveries attempted: raises × matching registrations.
+    /// Deliveries attempted: raises × matching registrations that observe
+    /// the event (have a callback or a dropped handler).
     pub raised: u64,
     /// Callbacks run (at once or later).
     pub delivered: u64,
     /// Deliveries that waited in a thread's buffer.
     pub deferred: u64,
     /// Deliveries lost: no callback at a level the point allows and no
-    /// room or no buffer to wait in, or nested deliveries too deep.
+    /// room or no buffer to wait in, no callback at all (a registration
+    /// with only a dropped handler), or nested deliveries too deep.
     pub dropped: u64,
     /// Waiting deliveries whose registration was freed first.
     pub discarded: u64,
@@ -146,6 +152,10 @@ pub struct Events {
     waiting: AtomicU64,
     /// The delivery token (see the module documentation).
     token: AtomicBool,
+    /// A registration without callbacks has losses its dropped handler has
+    /// not heard of (set where they could not be reported at once; the
+    /// next delivery point with requirement `NONE` reports them).
+    unreported: AtomicBool,
     counters: Counters,
     categories: Arc<Categories>,
 }
@@ -185,6 +195,7 @@ impl Events {
             entries_from: OnceLock::new(),
             waiting: AtomicU64::new(0),
             token: AtomicBool::new(false),
+            unreported: AtomicBool::new(false),
             counters: Counters::default(),
             categories,
         }
@@ -418,10 +429,22 @@ impl Events {
         user_data: usize,
     ) -> Result<()> {
         let reg = self.registration(key)?;
-        let adding = f.is_some();
+        let _changing = reg.lock_changes();
         reg.set_callback(level, f.map(|f| Callback { f, user_data }));
-        if adding && !reg.subscribed.swap(true, Ordering::SeqCst) {
-            let ty = self.ty(reg.event)?;
+        self.resubscribe(&reg)
+    }
+
+    /// Counts registration `reg` in its event's observers exactly while it
+    /// observes the event (a callback or a dropped handler) and is live.
+    /// The caller holds the registration's change lock, so each change is
+    /// followed by its own recount.
+    fn resubscribe(&self, reg: &Ref<'_, Listed>) -> Result<()> {
+        let ty = self.ty(reg.event)?;
+        if !reg.observes() {
+            if reg.subscribed.swap(false, Ordering::SeqCst) {
+                ty.subscribers.fetch_sub(1, Ordering::Release);
+            }
+        } else if !reg.subscribed.swap(true, Ordering::SeqCst) {
             ty.subscribers.fetch_add(1, Ordering::Release);
             // A free racing with us may have retired the registration
             // before our swap (and so found nothing to unsubscribe): undo.
@@ -447,22 +470,44 @@ impl Events {
 
     /// Sets (or removes) the dropped handler of registration `key`
     /// (`MPI_T_event_set_dropped_handler`); the count of lost deliveries
-    /// starts from zero. Not signal-safe.
+    /// starts from zero. A registration with a dropped handler observes its
+    /// event even without a callback: every raise for it is then a loss,
+    /// reported at the first point where the requirement is `NONE` (see
+    /// `docs/events.md`, "Buffers, drops and the dropped handler"). Not
+    /// signal-safe.
     pub fn set_dropped_handler(&self, key: u64, h: Option<DroppedCallback>) -> Result<()> {
-        self.registration(key)?.set_dropped(h);
-        Ok(())
+        let reg = self.registration(key)?;
+        let _changing = reg.lock_changes();
+        reg.set_dropped(h);
+        self.resubscribe(&reg)
     }
 
     /// Frees registration `key` (`MPI_T_event_handle_free`): no delivery
     /// to it starts after this returns; deliveries already running (on
     /// other threads, or the one calling this from its own callback)
     /// finish, and the last of them runs `free` — at once if none is
-    /// running. Never waits. `MPI_T_ERR_INVALID_HANDLE` for a key that is
-    /// not live. O(1). Not signal-safe.
+    /// running. Never waits. Losses the dropped handler has not heard of
+    /// are reported first if this is called from normal code (not from a
+    /// callback; told `NONE`). `MPI_T_ERR_INVALID_HANDLE` for a key that
+    /// is not live. O(1). Not signal-safe.
     pub fn handle_free(&self, key: u64, free: Option<FreeCallback>) -> Result<()> {
+        self.free_registration(key, free, true)
+    }
+
+    /// Frees registration `key` as the last `MPI_T_finalize` does: without
+    /// a free callback, and without calling its dropped handler.
+    #[cfg(feature = "ffi")]
+    pub(crate) fn release(&self, key: u64) -> Result<()> {
+        self.free_registration(key, None, false)
+    }
+
+    fn free_registration(&self, key: u64, free: Option<FreeCallback>, report: bool) -> Result<()> {
         let mut event = None;
         let freed = self.regs.free(key, |r| {
             r.set_free(free);
+            if report {
+                self.report_at_free(r);
+            }
             event = Some((r.event, r.entry, r.subscribed.swap(false, Ordering::SeqCst)));
         });
         let Some(freed) = freed else {

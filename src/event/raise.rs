@@ -3,7 +3,7 @@
 //! documentation of [`super`] for the rules; `docs/events.md` for why.
 
 use super::buffer::{Pending, RECORD_WORDS, Ring};
-use super::instance::{EventInstance, at_point};
+use super::instance::{EventInstance, at_point, current_requirement};
 use super::registration::{Callback, Registration};
 use super::{EventType, Events};
 use crate::hot::cells::thread_id;
@@ -108,7 +108,10 @@ impl Events {
                 let Some(reg) = self.regs.get(key) else {
                     continue;
                 };
-                if reg.object != object {
+                // Only registrations that observe the event (a callback or
+                // a dropped handler) are concerned: what happens to one
+                // never depends on the others.
+                if reg.object != object || !reg.subscribed.load(Ordering::Relaxed) {
                     continue;
                 }
                 self.counters.raised.inc();
@@ -123,14 +126,17 @@ impl Events {
                         };
                         self.deliver_or_defer(&event, key, &reg, required)
                     }
-                    None => self.drop_one(&reg),
+                    None => self.drop_one(&reg, ty.info.source, required),
                 }
             }
         });
-        if self.waiting.load(Ordering::Relaxed) != 0 {
+        if self.waiting.load(Ordering::Relaxed) != 0
+            || (required == CbSafety::None && self.unreported.load(Ordering::Relaxed))
+        {
             // Every raise is a delivery point for what waits (at its own
             // requirement, if the token is free): waiting events, which
-            // later raises of their registrations queue behind, move on.
+            // later raises of their registrations queue behind, move on,
+            // and at a NONE point losses no delivery will report are.
             self.deliver(required);
         }
     }
@@ -142,8 +148,11 @@ impl Events {
         reg: &Registration,
         required: CbSafety,
     ) {
-        // Behind earlier deliveries to this registration that wait: wait
-        // too, so that they keep their order.
+        // Behind earlier deliveries to this registration that wait in a
+        // buffer or are being run from one: wait too, so that they keep
+        // their order. (A signal handler that interrupts this raise before
+        // its event is delivered or buffered raises events that may come
+        // first: they are concurrent with it.)
         let queued = reg.waiting.load(Ordering::Acquire) != 0;
         // The standard's rule: the callback at the lowest level valid here.
         // NONE / MPI_RESTRICTED callbacks are valid only while deliveries
@@ -165,7 +174,7 @@ impl Events {
             return;
         }
         if !reg.has_any_callback() {
-            self.drop_one(reg);
+            self.drop_one(reg, event.ty.info.source, required);
             return;
         }
         let pending = event.pending(key);
@@ -179,15 +188,77 @@ impl Events {
         if pushed {
             self.counters.deferred.inc();
         } else {
-            reg.waiting.fetch_sub(1, Ordering::AcqRel);
+            // Lost: recorded before the count that makes later raises wait
+            // is lowered, so that the next delivery reports it.
+            self.drop_one(reg, event.ty.info.source, required);
             self.waiting.fetch_sub(1, Ordering::Relaxed);
-            self.drop_one(reg);
+            reg.waiting.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
-    fn drop_one(&self, reg: &Registration) {
+    /// One lost delivery for `reg`, at a point whose requirement is
+    /// `required`: counted in the statistics and, if the registration has
+    /// a dropped handler, for it. A registration with callbacks hears of it
+    /// before its next delivery ([`Events::run`]); one without has no
+    /// delivery to wait for and hears of it at the first point where its
+    /// handler may run ([`Events::report_without_callback`]).
+    fn drop_one(&self, reg: &Registration, source: usize, required: CbSafety) {
         self.counters.dropped.inc();
-        reg.note_drop();
+        if reg.note_drop() && !reg.has_any_callback() {
+            self.report_without_callback(reg, source, required);
+        }
+    }
+
+    /// Reports the losses of `reg`, a registration without callbacks, here
+    /// if this is a point where its dropped handler may run, else flags
+    /// them for the next delivery point that is one. The handler says
+    /// nothing of what it can cope with, and no callback of the
+    /// registration gives a level or a `user_data` to go by, so it runs
+    /// only where a `NONE` callback could: at a point whose requirement is
+    /// `NONE`, holding the delivery token; it is told `NONE`, with
+    /// `user_data` 0.
+    fn report_without_callback(&self, reg: &Registration, source: usize, required: CbSafety) {
+        if required == CbSafety::None && self.take_token() {
+            reg.report_drops(source, CbSafety::None, 0);
+            self.give_token();
+        } else {
+            // Release: a delivery point that sees the flag sees the count.
+            self.unreported.store(true, Ordering::Release);
+        }
+    }
+
+    /// At a delivery point with requirement `NONE`, holding the token:
+    /// reports the losses flagged by [`Events::report_without_callback`] of
+    /// every live registration that has no callback. (One that has gained
+    /// a callback since reports them before its next delivery.)
+    fn report_flagged(&self) {
+        if !self.unreported.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        self.regs.for_each_live(|_, reg| {
+            if !reg.has_any_callback()
+                && reg.has_unreported()
+                && let Some(ty) = self.types.get(reg.event)
+            {
+                reg.report_drops(ty.info.source, CbSafety::None, 0);
+            }
+        });
+    }
+
+    /// When registration `reg` is freed: reports its losses that no
+    /// delivery reported, if the free is made where a `NONE` callback could
+    /// run (normal code: not inside a delivery or a raise on this thread,
+    /// and the token free), with the `user_data` of the callback a `NONE`
+    /// point would choose. Elsewhere they stay in the statistics only.
+    pub(crate) fn report_at_free(&self, reg: &Registration) {
+        if !reg.has_unreported() || current_requirement() != CbSafety::None || !self.take_token() {
+            return;
+        }
+        if let Some(ty) = self.types.get(reg.event) {
+            let user_data = reg.pick(CbSafety::None).map_or(0, |(cb, _)| cb.user_data);
+            reg.report_drops(ty.info.source, CbSafety::None, user_data);
+        }
+        self.give_token();
     }
 
     /// Runs one callback: first the registration's dropped handler if
@@ -202,7 +273,7 @@ impl Events {
         ctx: CbSafety,
     ) {
         let ty = event.ty;
-        reg.report_drops(ty.info.source, ctx, cb);
+        reg.report_drops(ty.info.source, ctx, cb.user_data);
         let inst = EventInstance {
             info: &ty.info,
             event: event.index,
@@ -214,18 +285,25 @@ impl Events {
         if inst.with_live(ctx, |i| (cb.f)(i, ctx)).is_some() {
             self.counters.delivered.inc();
         } else {
-            self.drop_one(reg);
+            self.drop_one(reg, ty.info.source, ctx);
         }
     }
 
-    /// Frees the entry `ring.peek()` returned and uncounts it (for its
-    /// registration too, if that is still live).
-    fn take_out(&self, ring: &Ring, reg: Option<&Registration>) {
+    /// Frees the entry `ring.peek()` returned and uncounts it from what
+    /// waits in buffers. Its registration still counts it, until
+    /// [`Events::done_with`].
+    fn take_out(&self, ring: &Ring) {
         ring.pop();
         self.waiting.fetch_sub(1, Ordering::Relaxed);
-        if let Some(reg) = reg {
-            reg.waiting.fetch_sub(1, Ordering::AcqRel);
-        }
+    }
+
+    /// Uncounts a delivery taken out of a buffer from its registration, once
+    /// it has been run (dropped handler and callback returned) or recorded
+    /// as lost: only then may the registration's new raises stop waiting
+    /// behind it. Release: a raise that sees the count lowered sees what
+    /// the callback did.
+    fn done_with(&self, reg: &Registration) {
+        reg.waiting.fetch_sub(1, Ordering::AcqRel);
     }
 
     fn take_token(&self) -> bool {
@@ -246,11 +324,22 @@ impl Events {
     /// without waiting). Per thread, events are delivered in the order they
     /// were raised; an event whose callbacks all need a lower requirement
     /// than `required` stops its thread's buffer until a later point.
+    ///
+    /// At requirement `NONE` it also reports the losses of registrations
+    /// without callbacks to their dropped handlers (they have no delivery
+    /// to report them before; see `docs/events.md`).
     pub fn deliver(&self, required: CbSafety) -> usize {
-        if self.waiting.load(Ordering::Relaxed) == 0 || !self.take_token() {
+        let report = required == CbSafety::None && self.unreported.load(Ordering::Relaxed);
+        if (!report && self.waiting.load(Ordering::Relaxed) == 0) || !self.take_token() {
             return 0;
         }
-        let n = at_point(required, || self.deliver_holding_token(required));
+        let n = at_point(required, || {
+            let n = self.deliver_holding_token(required);
+            if required == CbSafety::None {
+                self.report_flagged();
+            }
+            n
+        });
         self.give_token();
         n
     }
@@ -269,7 +358,8 @@ impl Events {
                 let reg = self.regs.get(pending.registration);
                 let ty = self.types.get(index);
                 let (Some(reg), Some(ty)) = (reg, ty) else {
-                    self.take_out(ring, None);
+                    // A freed registration (whose count went with it).
+                    self.take_out(ring);
                     self.counters.discarded.inc();
                     continue;
                 };
@@ -277,11 +367,17 @@ impl Events {
                     if reg.has_any_callback() {
                         break; // keep order: a later point may deliver it
                     }
-                    self.take_out(ring, Some(&reg));
-                    self.drop_one(&reg);
+                    self.take_out(ring);
+                    self.drop_one(&reg, ty.info.source, required);
+                    self.done_with(&reg);
                     continue;
                 };
-                self.take_out(ring, Some(&reg));
+                self.take_out(ring);
+                // Between taking the entry out and running its callback:
+                // where a signal handler raising for the same registration
+                // must find it still counted.
+                #[cfg(loom)]
+                crate::sync::signal::point();
                 let record = RecordBuf(pending.record);
                 let event = Occurrence {
                     ty,
@@ -292,6 +388,7 @@ impl Events {
                     timestamp: pending.timestamp,
                 };
                 self.run(&event, pending.registration, &reg, cb, required);
+                self.done_with(&reg);
                 n += 1;
             }
         }

@@ -2,6 +2,11 @@
 //! its object, its callbacks by safety level, its dropped handler and its
 //! free callback.
 //!
+//! A registration *observes* its event while it has a callback or a
+//! dropped handler: only then do raises concern it (delivered, or lost and
+//! counted), and only then does it count in the event's observers, the
+//! word the raise loads first.
+//!
 //! Callbacks are boxed once, when the tool registers them, and reached
 //! through atomic pointers, so a delivery (maybe in a signal handler) only
 //! loads. A callback that is replaced or removed is not freed then — a
@@ -11,7 +16,7 @@
 
 use super::instance::{EventInstance, current_requirement};
 use crate::lockfree::slot_table::Retire;
-use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Mutex, Ordering};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::vocabulary::kinds::{CbSafety, ObjectRef};
 
 /// An event callback: the instance and the requirement of this delivery.
@@ -19,7 +24,7 @@ pub type EventCallback = Box<dyn Fn(&EventInstance<'_>, CbSafety) + Send + Sync>
 /// A dropped handler: the number of deliveries lost since it was set or
 /// last called, the source of the events, this call's requirement, and the
 /// `user_data` of the callback chosen for the call (C tools only; 0 from
-/// Rust).
+/// Rust, and 0 for a registration without callbacks).
 pub type DroppedCallback = Box<dyn Fn(u64, usize, CbSafety, usize) + Send + Sync>;
 /// A free callback: the requirement of the point where it runs.
 pub type FreeCallback = Box<dyn Fn(CbSafety) + Send + Sync>;
@@ -40,12 +45,19 @@ pub(crate) struct Registration {
     /// (counted only while one is set, as the standard says).
     pub(crate) dropped_count: AtomicU64,
     free: AtomicPtr<FreeCallback>,
-    /// Whether this registration counts in its event's subscribers (it has
-    /// had a callback and is not retired).
+    /// Whether this registration counts in its event's observers: it
+    /// observes the event (a callback or a dropped handler) and is not
+    /// retired. Raises pass over a registration that does not.
     pub(crate) subscribed: AtomicBool,
-    /// Its deliveries waiting in thread buffers: while any waits, new
-    /// raises wait behind them (delivery keeps raise order).
+    /// Its deliveries in thread buffers, and the one a delivery point has
+    /// taken out and is running (dropped handler and callback): while any
+    /// is counted, new raises wait behind them, so that one thread's
+    /// events reach the callbacks in the order they were raised. A
+    /// delivery is uncounted only once its callback has returned.
     pub(crate) waiting: AtomicU64,
+    /// Serialises the tool's changes of callbacks and dropped handler with
+    /// the recount of the observers that follows each.
+    changing: Mutex<()>,
     /// Everything boxed for this registration, freed when it is dropped.
     owned: Mutex<Owned>,
 }
@@ -72,8 +84,21 @@ impl Registration {
             free: AtomicPtr::new(core::ptr::null_mut()),
             subscribed: AtomicBool::new(false),
             waiting: AtomicU64::new(0),
+            changing: Mutex::new(()),
             owned: Mutex::new(Owned::default()),
         }
+    }
+
+    /// Held by the tool while it changes a callback or the dropped handler
+    /// and recounts the observers. Not signal-safe.
+    pub(crate) fn lock_changes(&self) -> MutexGuard<'_, ()> {
+        self.changing.lock()
+    }
+
+    /// Whether the registration observes its event: it has a callback or a
+    /// dropped handler.
+    pub(crate) fn observes(&self) -> bool {
+        self.has_any_callback() || !self.dropped.load(Ordering::Acquire).is_null()
     }
 
     /// Sets (or with `None` removes) the callback at `level`. Not
@@ -122,22 +147,31 @@ impl Registration {
         self.dropped_count.store(0, Ordering::Relaxed);
     }
 
-    /// Records one lost delivery (if a dropped handler is set: the count
-    /// saturates). Async-signal-safe.
-    pub(crate) fn note_drop(&self) {
-        if !self.dropped.load(Ordering::Acquire).is_null() {
-            let _ = self
-                .dropped_count
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
-                    Some(c.saturating_add(1))
-                });
+    /// Records one lost delivery if a dropped handler is set (the count
+    /// saturates); returns whether it did. Async-signal-safe.
+    pub(crate) fn note_drop(&self) -> bool {
+        if self.dropped.load(Ordering::Acquire).is_null() {
+            return false;
         }
+        let _ = self
+            .dropped_count
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                Some(c.saturating_add(1))
+            });
+        true
     }
 
-    /// Reports the deliveries lost so far to the dropped handler, before a
-    /// delivery that uses `cb` at requirement `ctx`. Async-signal-safe as
-    /// far as the handler is.
-    pub(crate) fn report_drops(&self, source: usize, ctx: CbSafety, cb: &Callback) {
+    /// Whether deliveries were lost that the dropped handler has not heard
+    /// of yet.
+    pub(crate) fn has_unreported(&self) -> bool {
+        self.dropped_count.load(Ordering::Relaxed) != 0
+    }
+
+    /// Reports the deliveries lost so far to the dropped handler, telling
+    /// it the requirement `ctx` of the point and `user_data` (that of the
+    /// callback chosen for the delivery it precedes; 0 if none).
+    /// Async-signal-safe as far as the handler is.
+    pub(crate) fn report_drops(&self, source: usize, ctx: CbSafety, user_data: usize) {
         if self.dropped_count.load(Ordering::Relaxed) == 0 {
             return;
         }
@@ -148,7 +182,7 @@ impl Registration {
         let n = self.dropped_count.swap(0, Ordering::Relaxed);
         if n > 0 {
             // SAFETY: as in `pick`: an owned box, alive while we are inside.
-            unsafe { (*h)(n, source, ctx, cb.user_data) };
+            unsafe { (*h)(n, source, ctx, user_data) };
         }
     }
 

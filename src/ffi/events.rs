@@ -360,7 +360,9 @@ mpi_t_fn! {
     /// `MPI_T_event_set_dropped_handler`: replaces the handler (NULL
     /// removes it; drops are then not counted for this registration); it
     /// hears the `user_data` of the callback chosen for the delivery it
-    /// precedes.
+    /// precedes. A registration with a handler and no callback loses every
+    /// event raised for it; its handler hears them where the requirement is
+    /// NONE, with `user_data` NULL (see [`crate::Events::set_dropped_handler`]).
     fn PMPI_T_event_set_dropped_handler / MPI_T_event_set_dropped_handler(
         event_registration: Registration,
         dropped_cb_function: DroppedFn,

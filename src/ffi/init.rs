@@ -81,7 +81,7 @@ fn release_all() {
         let _ = reg.cvars().handle_free(h);
     }
     for k in events {
-        let _ = reg.events().handle_free(k, None);
+        let _ = reg.events().release(k);
     }
 }
 

@@ -375,6 +375,22 @@ impl<T: Retire + Send + Sync> SlotTable<T> {
         !self.retired.is_empty()
     }
 
+    /// Runs `f` on every slot live at the time it is visited, with its key,
+    /// inside a reader reference (so the data stays valid; a slot freed
+    /// meanwhile is skipped). Lock-free, allocation-free.
+    pub(crate) fn for_each_live(&self, mut f: impl FnMut(u64, &T)) {
+        for (index, entry) in self.slots.iter() {
+            let st = entry.state.load(Ordering::Acquire);
+            if st & LIVE == 0 {
+                continue;
+            }
+            let key = ((index as u64 + 1) << GEN_BITS) | (st & GEN_MASK);
+            if let Some(inside) = self.get(key) {
+                f(key, &inside);
+            }
+        }
+    }
+
     /// Number of live slots (allocated, not freed).
     pub(crate) fn in_use(&self) -> usize {
         self.in_use.load(Ordering::Relaxed)
