@@ -528,7 +528,8 @@ impl Report {
 
     /// The figures of element `element` of `name` (@`label`); `None` when
     /// the report leaves the variable out as all-zero (which
-    /// `skipped_zero` must then say).
+    /// `skipped_zero` must then say) or the element (zero on every rank:
+    /// the JSON lists the others).
     fn element(&self, name: &str, label: Option<&str>, element: usize) -> Option<&Value> {
         let Some(v) = self.find(name, label) else {
             let key = match label {
@@ -542,9 +543,15 @@ impl Report {
             );
             return None;
         };
-        let e = &v["elements"][element];
-        assert_eq!(e["index"], element, "element {element} of {name}: {e}");
-        Some(e)
+        assert!(
+            element < v["count"].as_u64().unwrap_or(0) as usize,
+            "{name} has no element {element}: {v}"
+        );
+        v["elements"]
+            .as_array()
+            .expect("elements")
+            .iter()
+            .find(|e| e["index"] == element)
     }
 
     /// Field `field` (`min`, `max`, `total`…) of an element's figures, as

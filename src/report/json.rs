@@ -54,7 +54,7 @@ fn write_json(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
     w.raw(",\n  \"variables\": [");
     for (i, v) in report.variables.iter().enumerate() {
         w.raw(if i == 0 { "\n    " } else { ",\n    " });
-        variable(&mut w, v);
+        variable(&mut w, v, o.include_zero);
     }
     w.raw("\n  ],\n  \"matrices\": [");
     let matrices = report
@@ -137,7 +137,7 @@ fn instance(w: &mut Json, i: &Instance) {
     }
 }
 
-fn variable(w: &mut Json, v: &VarReport) {
+fn variable(w: &mut Json, v: &VarReport, include_zero: bool) {
     w.raw("{\"name\": ");
     w.str(&v.name);
     w.raw(", \"class\": ");
@@ -165,11 +165,15 @@ fn variable(w: &mut Json, v: &VarReport) {
     w.raw(", \"peer_matrix\": ");
     w.raw(bool_str(v.peer.is_some()));
     w.raw(&format!(
-        ", \"inconsistent_ranks\": {}",
-        v.inconsistent_ranks
+        ", \"inconsistent_ranks\": {}, \"count\": {}",
+        v.inconsistent_ranks,
+        v.elements.len()
     ));
+    // Elements zero on every rank are left out (unless asked for): the
+    // per-collective arrays are mostly zero.
     w.raw(",\n      \"elements\": [");
-    for (i, e) in v.elements.iter().enumerate() {
+    let shown = v.elements.iter().filter(|e| include_zero || e.nonzero);
+    for (i, e) in shown.enumerate() {
         w.raw(if i == 0 { "\n        " } else { ",\n        " });
         element(w, e);
     }

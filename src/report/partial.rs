@@ -32,6 +32,7 @@
 //! statistics of those ranks, so no agreement step is needed before the
 //! reduction.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use super::aggregate::Instance;
@@ -456,18 +457,24 @@ impl Partial {
     }
 }
 
-/// A variable's values and marks, TIMER converted to seconds.
-fn converted(v: &VarSnapshot) -> (Vec<Number>, Option<Vec<Number>>) {
-    let convert = |n: Number| match (v.class, n) {
-        (PvarClass::Timer, Number::Double(_)) => n,
-        (PvarClass::Timer, n) => Number::Double(n.as_f64() / 1e9),
-        _ => n,
+/// A variable's values and marks, TIMER converted to seconds (other
+/// classes borrowed as they are: a per-peer array is not copied).
+fn converted(v: &VarSnapshot) -> (Cow<'_, [Number]>, Option<Cow<'_, [Number]>>) {
+    if v.class != PvarClass::Timer {
+        return (
+            Cow::Borrowed(&v.values),
+            v.marks.as_deref().map(Cow::Borrowed),
+        );
+    }
+    let seconds = |n: &Number| match n {
+        Number::Double(_) => *n,
+        n => Number::Double(n.as_f64() / 1e9),
     };
     (
-        v.values.iter().copied().map(convert).collect(),
+        Cow::Owned(v.values.iter().map(seconds).collect()),
         v.marks
             .as_ref()
-            .map(|m| m.iter().copied().map(convert).collect()),
+            .map(|m| Cow::Owned(m.iter().map(seconds).collect())),
     )
 }
 
