@@ -1649,3 +1649,179 @@ fn ranks_that_disagree_on_reports_on_demand_do_not_hang() {
         }
     }
 }
+
+/// Reports are never seen half-written, and a killed job leaves the last
+/// complete one. With a report after every world collective, `ring
+/// --until-report` calls `MPI_Allreduce` in a loop (the file it waits for
+/// never comes), so the JSON report is rewritten continuously; a reader
+/// polls it all the while, and every read must be a whole `pvar.report.v2`
+/// report (before the fix, a report was truncated then written in place:
+/// readers saw it empty, and a SIGKILL left a 0-byte file). Then rank 0 is
+/// killed with SIGKILL in the middle of the writes: the file is still the
+/// last complete report.
+#[test]
+fn a_killed_rank_0_leaves_the_last_complete_report() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for f in flavours("a_killed_rank_0_leaves_the_last_complete_report") {
+        for round in 0..3 {
+            let tmp = TempDir::new("killed");
+            let json = tmp.path().join("report.json");
+            let never = tmp.path().join("never").display().to_string();
+            let env = [
+                ("LD_PRELOAD", f.lib().display().to_string()),
+                ("PVAR_MPI_REPORT_JSON", json.display().to_string()),
+                ("PVAR_MPI_REPORT_EVERY", "1".to_string()),
+                ("PVAR_MPI_REPORT", "0".to_string()),
+            ];
+            let args = ["-i", "2", "-n", "16", "--until-report", &never];
+            // The reader, from before the job starts.
+            let stop = Arc::new(AtomicBool::new(false));
+            let reader = {
+                let (stop, json) = (stop.clone(), json.clone());
+                thread::spawn(move || {
+                    let (mut whole, mut bad) = (0u64, Vec::new());
+                    while !stop.load(Ordering::Relaxed) {
+                        match std::fs::read_to_string(&json) {
+                            Ok(text) => match Report::parse(&text) {
+                                Ok(_) => whole += 1,
+                                Err(e) => bad.push(format!("{} bytes: {e}", text.len())),
+                            },
+                            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                            Err(e) => bad.push(e.to_string()),
+                        }
+                        thread::yield_now();
+                    }
+                    (whole, bad)
+                })
+            };
+            let mut job = Running::start(f.mpiexec(2, &env, &f.program("ring"), &args));
+            job.wait_for_stdout("rank 0 has made 64 reports", |lines| {
+                lines.iter().any(|l| l.starts_with("WAITING rank=0 "))
+            });
+            let line = job
+                .stdout
+                .iter()
+                .find(|l| l.starts_with("WAITING rank=0 "))
+                .expect("WAITING line of rank 0");
+            let pid = key_values(line)["pid"] as i32;
+            // Let the reader see a few rewrites, then kill rank 0 while it
+            // keeps writing.
+            let seen = json.metadata().ok().and_then(|m| m.modified().ok());
+            let until = Instant::now() + Duration::from_secs(30);
+            while json.metadata().ok().and_then(|m| m.modified().ok()) == seen
+                && Instant::now() < until
+            {
+                thread::yield_now();
+            }
+            // SAFETY: kill(2) has no memory-safety preconditions; `pid` is
+            // rank 0 of the job.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill rank 0");
+            let done = job.finish();
+            stop.store(true, Ordering::Relaxed);
+            let (whole, bad) = reader.join().expect("the reader");
+            let ctx = done.context();
+            assert!(
+                !done.status.success(),
+                "the job survived rank 0's SIGKILL\n{ctx}"
+            );
+            assert!(
+                bad.is_empty(),
+                "round {round}: a reader saw {} incomplete reports (and {whole} whole ones): {:?}\n{ctx}",
+                bad.len(),
+                &bad[..bad.len().min(5)]
+            );
+            assert!(whole > 0, "the reader never saw a report\n{ctx}");
+            let last = Report::read(&json, &ctx);
+            assert_eq!(last.nranks(), 2, "{ctx}");
+            let calls = last.stat(
+                "pvar_mpi_coll_calls",
+                Some("MPI_COMM_WORLD"),
+                ALLREDUCE,
+                "max",
+            );
+            assert!(
+                calls >= 64.0,
+                "the last report is from before the loop: {calls}\n{ctx}"
+            );
+            eprintln!(
+                "{} round {round}: rank 0 killed during periodic reports; {whole} whole reads, \
+                 the file holds the report at allreduce {calls}",
+                f.name
+            );
+        }
+    }
+}
+
+/// Control variables say what they accept: every unbound cvar whose
+/// `MPI_T_cvar_get_info` scope says it may be written is written with
+/// another value and read back (an enumerated one with each item, and a
+/// value that is no item is refused with `MPI_T_ERR_INVALID`), and every
+/// read-only one refuses — MPICH's own cvars and pvar's alike, in the
+/// manner of MPICH's `mpi_t/cvarwrite` test (which failed with the
+/// interposer: `pvar_mpi_report_signal`, `_poll` and `pvar_mpi_time`
+/// advertised writable scopes and refused every write after `MPI_Init`).
+/// Under Open MPI only pvar's are written (some of Open MPI's own are not
+/// safe to change in a running job).
+#[test]
+fn every_cvar_write_is_taken_or_refused_as_get_info_says() {
+    for f in flavours("every_cvar_write_is_taken_or_refused_as_get_info_says") {
+        let only: &[&str] = if f.is_openmpi() {
+            &["--only-prefix", "pvar_"]
+        } else {
+            &[]
+        };
+        for preload in [false, true] {
+            if f.is_openmpi() && !preload {
+                continue;
+            }
+            let mut env = vec![("PVAR_MPI_REPORT", "0".to_string())];
+            if preload {
+                env.push(("LD_PRELOAD", f.lib().display().to_string()));
+            }
+            let job = run(f.mpiexec(2, &env, &f.program("cvar_write"), only));
+            let ctx = job.context();
+            job.assert_success();
+            for rank in 0..2 {
+                let line = job
+                    .stdout
+                    .lines()
+                    .find(|l| l.starts_with(&format!("CVAR_WRITE rank={rank} ")))
+                    .unwrap_or_else(|| panic!("no CVAR_WRITE line of rank {rank}\n{ctx}"));
+                let kv = key_values(line);
+                assert_eq!(kv["errors"], 0, "{ctx}");
+                assert!(kv["checked"] > 0, "{ctx}");
+                if preload {
+                    assert!(kv["ours"] >= 6, "pvar's cvars checked: {line}\n{ctx}");
+                }
+            }
+            if !preload {
+                continue;
+            }
+            // pvar's, one by one: what each accepts.
+            for (name, how) in [
+                ("pvar_mpi_report", "enumerated"),
+                ("pvar_mpi_report_json", "written"),
+                ("pvar_mpi_report_every", "written"),
+                ("pvar_mpi_report_signal", "refused"),
+                ("pvar_mpi_report_poll", "refused"),
+                ("pvar_mpi_time", "refused"),
+            ] {
+                let want = format!("name={name} ");
+                let line = job
+                    .stdout
+                    .lines()
+                    .find(|l| l.starts_with("CVAR rank=0 ") && l.contains(&want))
+                    .unwrap_or_else(|| panic!("{name} not checked\n{ctx}"));
+                assert!(
+                    line.ends_with(&format!("checked={how}")),
+                    "{name}: {line}, expected {how}\n{ctx}"
+                );
+            }
+            eprintln!(
+                "{}: every cvar write taken or refused as get_info says",
+                f.name
+            );
+        }
+    }
+}
