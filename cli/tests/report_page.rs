@@ -431,7 +431,7 @@ fn a_16_rank_report_renders_with_its_hostile_names_as_text() {
     for text in [
         "net_peer_msgs",
         "net_peer_bytes",
-        "one cell per rank",
+        "One cell per rank",
         "time in timers",
     ] {
         assert!(r.dom.contains(text), "{text} not on the page");
@@ -467,7 +467,7 @@ fn a_1000_rank_report_shows_blocks_of_ranks() {
         "no binning caption"
     );
     assert!(
-        r.dom.contains("a bar per rank"),
+        r.dom.contains("A bar per rank"),
         "1,000 ranks: one bar each"
     );
 }

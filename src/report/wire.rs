@@ -2,14 +2,18 @@
 //!
 //! ```text
 //! partial  = magic:"PVRP" version:u32 nranks:u32 matrix_bins:u32 profile_bins:u32 top_pairs:u32
-//!            problems ranks nentries:u32 entry* nseries:u32 series*
+//!            problems ranks nstrings:u32 str* nentries:u32 entry* nseries:u32 series*
 //! problems = count:u64 has:u8 [rank:u32 why:str]
 //! ranks    = count:u64 elapsed:acc threads:acc has:u8 [min_ns:u64 max_ns:u64]
 //!            tally(programs) tally(engines) npids:u32 (rank:u32 pid:u32)*
 //! tally    = n:u32 (name:str ranks:u64 first:u32)* other:u64
-//! entry    = name:str class:i32 instance first_rank:u32 first_index:u32 datatype:i32 bind:i32
-//!            has:u8 [category:str] description:str conflicts:u64 body
-//! instance = 0 | 1 label:str | 2 object:u64
+//! entry    = name:sref class:i32 instance first_rank:u32 first_index:u32 datatype:i32 bind:i32
+//!            has:u8 [category:sref] description:sref conflicts:u64 body
+//! instance = 0 | 1 label:sref | 2 object:u64
+//! sref     = u32, an index into the strings before the entries (each
+//!            name, label, category and description once: a communicator's
+//!            label is shared by its variables, a description by the
+//!            instances of its variable)
 //! body     = 0 n:u32 acc* | 1 sent:acc ncells:u32 (row:u32 col:u32 sum)* npairs:u32 (from:u32 to:u32 number)*
 //! series   = name:str unit:u8 nbins:u32 (bin:u32 acc)*
 //! acc      = n:u64 sum min:number min_rank:u32 max:number max_rank:u32
@@ -82,9 +86,24 @@ impl Partial {
             w.u32(rank);
             w.u32(pid);
         }
+        let mut strings = Strings::default();
+        for e in &self.entries {
+            strings.add(&e.key.name);
+            if let Instance::Labelled(l) = &e.key.instance {
+                strings.add(l);
+            }
+            if let Some(c) = &e.category {
+                strings.add(c);
+            }
+            strings.add(&e.description);
+        }
+        w.len(strings.list.len());
+        for s in &strings.list {
+            w.str(s);
+        }
         w.len(self.entries.len());
         for e in &self.entries {
-            w.entry(e);
+            w.entry(e, &strings);
         }
         w.len(self.profile.len());
         for s in &self.profile {
@@ -159,10 +178,15 @@ impl Partial {
                 pids
             },
         };
+        let n = r.count(4)?;
+        let mut strings = Vec::with_capacity(n);
+        for _ in 0..n {
+            strings.push(r.str()?);
+        }
         let n = r.count(4 + 4 + 1 + 8 + 4 + 4 + 1 + 4 + 8 + 1)?;
         let mut entries = Vec::with_capacity(n);
         for _ in 0..n {
-            entries.push(r.entry(shape)?);
+            entries.push(r.entry(shape, &strings)?);
         }
         r.sorted(&entries, |a, b| a.key < b.key, "variables")?;
         let n = r.count(4 + 1 + 4)?;
@@ -199,6 +223,26 @@ impl Partial {
             profile,
             problems,
         })
+    }
+}
+
+/// The distinct strings of a partial's entries, in order of first use.
+#[derive(Default)]
+struct Strings<'a> {
+    list: Vec<&'a str>,
+    index: std::collections::HashMap<&'a str, u32>,
+}
+
+impl<'a> Strings<'a> {
+    fn add(&mut self, s: &'a str) {
+        if !self.index.contains_key(s) {
+            self.index.insert(s, self.list.len() as u32);
+            self.list.push(s);
+        }
+    }
+
+    fn of(&self, s: &str) -> u32 {
+        self.index[s]
     }
 }
 
@@ -262,14 +306,14 @@ impl Writer {
         }
         self.u64(t.other);
     }
-    fn entry(&mut self, e: &Entry) {
-        self.str(&e.key.name);
+    fn entry(&mut self, e: &Entry, strings: &Strings<'_>) {
+        self.u32(strings.of(&e.key.name));
         self.i32(e.key.class.raw());
         match &e.key.instance {
             Instance::Process => self.u8(0),
             Instance::Labelled(l) => {
                 self.u8(1);
-                self.str(l);
+                self.u32(strings.of(l));
             }
             Instance::Object(o) => {
                 self.u8(2);
@@ -283,11 +327,11 @@ impl Writer {
         match &e.category {
             Some(c) => {
                 self.u8(1);
-                self.str(c);
+                self.u32(strings.of(c));
             }
             None => self.u8(0),
         }
-        self.str(&e.description);
+        self.u32(strings.of(&e.description));
         self.u64(e.conflicts);
         match &e.body {
             Body::Elements(accs) => {
@@ -449,15 +493,25 @@ impl Reader<'_> {
             other: self.u64()?,
         })
     }
-    fn entry(&mut self, shape: Shape) -> Result<Entry, ReportError> {
-        let name = self.str()?;
+    /// A reference into `strings`.
+    fn sref(&mut self, strings: &[String]) -> Result<String, ReportError> {
+        let at = self.at;
+        let i = self.u32()? as usize;
+        strings
+            .get(i)
+            .cloned()
+            .ok_or_else(|| self.error(at, format!("string {i} of {}", strings.len())))
+    }
+
+    fn entry(&mut self, shape: Shape, strings: &[String]) -> Result<Entry, ReportError> {
+        let name = self.sref(strings)?;
         let at = self.at;
         let class = PvarClass::from_raw(self.i32()?)
             .ok_or_else(|| self.error(at, "an unknown class".into()))?;
         let at = self.at;
         let instance = match self.u8()? {
             0 => Instance::Process,
-            1 => Instance::Labelled(self.str()?),
+            1 => Instance::Labelled(self.sref(strings)?),
             2 => Instance::Object(self.u64()?),
             t => return Err(self.error(at, format!("an instance of kind {t}"))),
         };
@@ -469,10 +523,10 @@ impl Reader<'_> {
         let bind = BindKind::from_raw(self.i32()?)
             .ok_or_else(|| self.error(at, "an unknown binding".into()))?;
         let category = match self.flag()? {
-            true => Some(self.str()?),
+            true => Some(self.sref(strings)?),
             false => None,
         };
-        let description = self.str()?;
+        let description = self.sref(strings)?;
         let conflicts = self.u64()?;
         let at = self.at;
         let body = match self.u8()? {

@@ -16,8 +16,8 @@
 //!   rank at each axis tick, a colour legend, hover details, and the
 //!   largest pairs;
 //! - per profile series (time in MPI, in collectives, what each rank
-//!   sent): a bar per rank (per block of ranks: the mean, a whisker from
-//!   min to max), the mean drawn across, the busiest rank and the
+//!   sent): a bar per rank (per block of ranks: the mean, and its range
+//!   from min to max behind it), the mean drawn across, the busiest rank and the
 //!   imbalance named;
 //! - the time per collective kind (TIMER arrays with named elements,
 //!   summed over communicators) and the most imbalanced figures;
@@ -351,7 +351,7 @@ fn matrix(h: &mut String, m: &Value, n: usize) {
         format!("{} on {}", escape(name), escape(&label))
     };
     let per = if bins as u64 == nranks {
-        "one cell per rank".to_string()
+        "One cell per rank".to_string()
     } else {
         format!(
             "{bins} × {bins} blocks of about {} ranks, each the sum over its block",
@@ -565,10 +565,10 @@ fn bars(h: &mut String, p: &Value, i: usize) {
         p["nranks"].as_u64().unwrap_or(1).saturating_sub(1)
     );
     let per = if p["exact"] == true {
-        "a bar per rank".to_string()
+        "A bar per rank".to_string()
     } else {
         format!(
-            "a bar per block of about {} ranks: its mean, and light behind it its range (min to max)",
+            "A bar per block of about {} ranks: its mean, and light behind it its range (min to max)",
             significant(p["nranks"].as_f64().unwrap_or(0.0) / bins)
         )
     };
