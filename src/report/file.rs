@@ -1,10 +1,11 @@
 //! Reports written whole: a temporary file beside the target, synced,
 //! then renamed over it.
 
+use crate::sync::Ordering;
+use crate::sync::unmodelled::AtomicU64;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::JobReport;
 
