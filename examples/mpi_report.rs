@@ -6,8 +6,8 @@
 //! AGGREGATE, per-destination arrays (shown as rank × rank matrices), a
 //! TIMER and a HIGHWATERMARK; the collectives it calls are counted per
 //! communicator (`MPI_COMM_WORLD` and the even / odd halves of it). At the
-//! end the ranks' snapshots are gathered on rank 0, which prints the text
-//! report and, given a path, writes the JSON one there.
+//! end the ranks' partial reports are reduced to rank 0, which prints the
+//! text report and, given a path, writes the JSON one there.
 //!
 //! ```text
 //! cargo build --features mpi --example mpi_report
@@ -133,7 +133,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (WORLD, "MPI_COMM_WORLD".to_string()),
         (HALF, format!("comm[{}]", members.join(","))),
     ];
-    let report = pvar::report::mpi::gather_with(
+    let report = pvar::report::mpi::reduce_with(
         &mut collector,
         &world,
         &labels,
@@ -143,9 +143,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(report) = report {
         report.write_text(&mut std::io::stdout().lock())?;
         if let Some(path) = std::env::args_os().nth(1) {
-            let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
-            report.write_json(&mut file)?;
-            std::io::Write::flush(&mut file)?;
+            // Written beside the target, then renamed over it: whole.
+            report.write_json_file(std::path::Path::new(&path))?;
             eprintln!("JSON report written to {}", path.to_string_lossy());
         }
     }

@@ -113,7 +113,7 @@ if limit 900 cargo build -q --features mpi --example mpi_report; then
         echo "mpi-tests: FAILED: the mpi_report example did not exit 0" >&2
         exit 1
     fi
-    if ! grep -q ring_msgs "$tmp/out" || ! grep -q '"pvar.report.v1"' "$tmp/report.json" ||
+    if ! grep -q ring_msgs "$tmp/out" || ! grep -q '"pvar.report.v2"' "$tmp/report.json" ||
         ! grep -q ring_msgs "$tmp/report.json"; then
         cat "$tmp/out" >&2
         echo "mpi-tests: FAILED: the mpi_report example's report does not name ring_msgs" >&2

@@ -78,5 +78,8 @@ stage "C interface"
 stage "MPI jobs: the interposer, one MPI_T, the cross-rank report (MPICH and Open MPI)"
 ./scripts/mpi-tests.sh
 
+stage "the report's HTML page in a real browser (headless Chromium)"
+./scripts/browser-tests.sh
+
 stage "loom models"
 ./scripts/loom.sh

@@ -1,12 +1,14 @@
 //! `pvar`: the command-line program — the demo, the variable list, the
-//! overhead report, and the outside view of another process's variables
-//! (`read`, `top`, `export`, `serve`: see `outside`).
+//! overhead report, the outside view of another process's variables
+//! (`read`, `top`, `export`, `serve`: see `outside`), and the cross-rank
+//! report of an MPI job drawn as a page or simulated at scale (`report`).
 
 mod bench;
 mod demo;
 mod format;
 mod list;
 mod outside;
+mod report;
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
@@ -68,6 +70,10 @@ enum Command {
     /// 503, "process <pid> ended" is printed and the server exits with
     /// status 0.
     Serve(outside::serve::Args),
+    /// The cross-rank report of an MPI job: an HTML page of a JSON report
+    /// (`html`), or what the report costs at a given number of ranks
+    /// (`simulate`).
+    Report(report::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -90,6 +96,7 @@ fn main() -> std::process::ExitCode {
         Command::Top(args) => outside::top::run(args),
         Command::Export(args) => outside::export::run(args),
         Command::Serve(args) => outside::serve::run(args),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -10,11 +10,15 @@
  *
  * A report: rank 0 broadcasts what it is to write (its pvar_mpi_report
  * and pvar_mpi_report_json: only rank 0's values count, so ranks never
- * disagree on whether to take part); if anything, each rank encodes its
- * payload (a snapshot of its variables with its communicators' labels),
- * the lengths are gathered to rank 0, then the payloads with a gatherv in
- * blocks large enough for the counts to fit an int, and rank 0 writes the
- * text to its stderr and the JSON file. Made before PMPI_Finalize, after
+ * disagree on whether to take part); if anything, each rank makes its
+ * partial (its variables' statistics with its communicators' labels: a
+ * size that does not grow with the number of ranks) and the partials are
+ * reduced to rank 0 along a binomial tree (mpi/src/report.rs drives it;
+ * the callbacks below move the bytes with PMPI_Send / PMPI_Mprobe +
+ * PMPI_Mrecv on the private communicator, whose errors return instead of
+ * aborting); rank 0 writes the text to its stderr and the JSON file
+ * (whole, renamed into place). No rank ever holds more than its own
+ * partial and one child's. Made before PMPI_Finalize, after
  * every pvar_mpi_report_every-th blocking collective on MPI_COMM_WORLD
  * (that setting must be equal on all ranks: each decides alone), and on
  * demand. Only blocking collectives count: a report may wait for the other
@@ -39,12 +43,12 @@
 #include "interpose.h"
 
 /* The report glue (mpi/src/report.rs). */
+typedef int (*pvar_mpi_send_fn)(void *ctx, int to, const uint8_t *buf, size_t len);
+typedef int (*pvar_mpi_recv_fn)(void *ctx, int from, uint8_t **buf, size_t *len);
 int pvar_mpi_report_init(void);
-int pvar_mpi_report_local(const uint64_t *objects, const char *const *labels, size_t nlabels,
-                          uint8_t **buf, size_t *len);
-int pvar_mpi_report_write(const uint8_t *all, const size_t *lens, int nranks, int text_fd,
-                          const char *json_path);
-void pvar_mpi_report_free(uint8_t *buf, size_t len);
+int pvar_mpi_report_reduce(int rank, int size, const uint64_t *objects, const char *const *labels,
+                           size_t nlabels, pvar_mpi_send_fn send, pvar_mpi_recv_fn recv, void *ctx,
+                           int text_fd, const char *json_path);
 
 static MPI_Comm report_comm = MPI_COMM_NULL;
 static int job_rank, job_size;
@@ -151,6 +155,8 @@ static void start(void) {
     pm_comms_start();
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &report_comm) != MPI_SUCCESS)
         report_comm = MPI_COMM_NULL;
+    else
+        PMPI_Comm_set_errhandler(report_comm, MPI_ERRORS_RETURN);
     pvar_mpi_report_init();
     on_demand_start();
     pm_running_set(1);
@@ -158,67 +164,42 @@ static void start(void) {
 
 /* ---- the report ------------------------------------------------------------ */
 
-/* The payloads of all ranks to rank 0: their lengths into `lens` and the
- * bytes, end to end, into a malloc'd `*all`. They travel in blocks of a
- * size (1 byte unless the job's total exceeds INT_MAX bytes) that lets
- * block counts and displacements fit an int. Returns 0 (on every rank) if
- * rank 0 has them. */
-static int gather_payloads(const uint8_t *buf, size_t len, size_t *lens, uint8_t **all) {
-    uint64_t mine = len, block = 1, blocks = 0;
-    if (PMPI_Gather(&mine, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, report_comm) != MPI_SUCCESS)
-        return -1;
-    while (job_rank == 0) {
-        blocks = 0;
-        for (int r = 0; r < job_size; r++)
-            blocks += (lens[r] + block - 1) / block;
-        if (blocks <= INT_MAX || block > (UINT64_C(1) << 30))
-            break;
-        block *= 2;
-    }
-    if (PMPI_Bcast(&block, 1, MPI_UINT64_T, 0, report_comm) != MPI_SUCCESS)
-        return -1;
+/* The tag of the report's messages on the private communicator. */
+#define REPORT_TAG 0x7076
 
-    /* Everything allocated first, and agreed on: a rank short of memory
-     * makes every rank skip the gatherv rather than mismatch it. */
-    int n = (int)((len + block - 1) / block), *counts = NULL, *displs = NULL;
-    uint8_t *padded = block > 1 ? calloc((size_t)n * block + 1, 1) : NULL;
-    int ok = block <= (UINT64_C(1) << 30) && (block == 1 || padded != NULL);
-    if (padded != NULL)
-        memcpy(padded, buf, len);
-    if (job_rank == 0) {
-        counts = malloc(sizeof(int) * (size_t)job_size);
-        displs = malloc(sizeof(int) * (size_t)job_size);
-        *all = malloc(blocks * block + 1);
-        ok = ok && counts != NULL && displs != NULL && *all != NULL;
-        for (int r = 0, d = 0; ok && r < job_size; r++) {
-            counts[r] = (int)((lens[r] + block - 1) / block);
-            displs[r] = d;
-            d += counts[r];
-        }
+/* Sends a partial to rank `to`. One that does not fit an int count goes
+ * as an empty message (its parent, which waits for one, reports the rank
+ * as missing). */
+static int report_send(void *ctx, int to, const uint8_t *buf, size_t len) {
+    (void)ctx;
+    int too_big = len > (size_t)INT_MAX;
+    int rc = PMPI_Send(too_big ? NULL : buf, too_big ? 0 : (int)len, MPI_BYTE, to, REPORT_TAG,
+                       report_comm);
+    return rc != MPI_SUCCESS || too_big;
+}
+
+/* Receives rank `from`'s partial into a malloc'd buffer. The message is
+ * matched first (PMPI_Mprobe): without memory for it, it is still
+ * received (into nothing: truncated), so that nothing is left pending. */
+static int report_recv(void *ctx, int from, uint8_t **buf, size_t *len) {
+    (void)ctx;
+    *buf = NULL;
+    *len = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    int count = 0;
+    if (PMPI_Mprobe(from, REPORT_TAG, report_comm, &msg, &st) != MPI_SUCCESS ||
+        PMPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count < 0)
+        return -1;
+    uint8_t *b = malloc((size_t)count + 1);
+    int rc = PMPI_Mrecv(b, b != NULL ? count : 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    if (b == NULL || rc != MPI_SUCCESS) {
+        free(b);
+        return -1;
     }
-    MPI_Datatype unit = MPI_DATATYPE_NULL;
-    ok = ok && PMPI_Type_contiguous((int)block, MPI_BYTE, &unit) == MPI_SUCCESS &&
-         PMPI_Type_commit(&unit) == MPI_SUCCESS;
-    int all_ok = 0;
-    if (PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, report_comm) == MPI_SUCCESS && all_ok)
-        all_ok = PMPI_Gatherv(padded != NULL ? padded : buf, n, unit, *all, counts, displs, unit,
-                              0, report_comm) == MPI_SUCCESS;
-    if (unit != MPI_DATATYPE_NULL)
-        PMPI_Type_free(&unit);
-    free(padded);
-    free(counts);
-    free(displs);
-    /* Rank 0: close the padding up. */
-    for (size_t r = 0, at = 0, from = 0; all_ok && block > 1 && job_rank == 0 &&
-                                         r < (size_t)job_size;
-         r++) {
-        memmove(*all + at, *all + from, lens[r]);
-        at += lens[r];
-        from += (lens[r] + block - 1) / block * block;
-    }
-    if (!all_ok && job_rank == 0)
-        fprintf(stderr, "pvar_mpi: no report: the payloads could not be gathered\n");
-    return all_ok ? 0 : -1;
+    *buf = b;
+    *len = (size_t)count;
+    return 0;
 }
 
 static void report(void) {
@@ -227,37 +208,21 @@ static void report(void) {
     /* What rank 0 writes: text to stderr, JSON into `path`. */
     char path[4096] = "";
     int want[2] = {0, 0};
-    size_t *lens = NULL; /* rank 0: every rank's payload length */
     if (job_rank == 0) {
         int len = (int)sizeof path;
         want[0] = pvar_cvar_get_int(pm_vars.report) == 1;
         want[1] = pvar_cvar_get_string(pm_vars.report_json, path, &len) == 0 && path[0] != '\0';
-        lens = calloc((size_t)job_size, sizeof *lens);
-        if (lens == NULL && (want[0] || want[1])) {
-            fprintf(stderr, "pvar_mpi: no report: out of memory\n");
-            want[0] = want[1] = 0;
-        }
     }
-    if (PMPI_Bcast(want, 2, MPI_INT, 0, report_comm) != MPI_SUCCESS || (!want[0] && !want[1])) {
-        free(lens);
+    if (PMPI_Bcast(want, 2, MPI_INT, 0, report_comm) != MPI_SUCCESS || (!want[0] && !want[1]))
         return;
-    }
 
     uint64_t *objects;
     char **labels;
     size_t n = pm_comm_labels(&objects, &labels);
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    if (pvar_mpi_report_local(objects, (const char *const *)labels, n, &buf, &len) != 0)
-        len = 0; /* an empty payload: rank 0's report says it does not decode */
+    pvar_mpi_report_reduce(job_rank, job_size, objects, (const char *const *)labels, n,
+                           report_send, report_recv, NULL, want[0] ? 2 : -1,
+                           want[1] ? path : NULL);
     pm_comm_labels_free(objects, labels, n);
-
-    uint8_t *all = NULL;
-    if (gather_payloads(buf, len, lens, &all) == 0 && job_rank == 0)
-        pvar_mpi_report_write(all, lens, job_size, want[0] ? 2 : -1, want[1] ? path : NULL);
-    pvar_mpi_report_free(buf, len);
-    free(all);
-    free(lens);
 }
 
 void pm_world_collective(void) {

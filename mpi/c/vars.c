@@ -154,7 +154,8 @@ static void register_cvars(void) {
     r.name = "pvar_mpi_report";
     r.description = "text (1): at MPI_Finalize (and at each report of pvar_mpi_report_every) "
                     "rank 0 writes the report of all ranks' variables to its standard error; "
-                    "off (0): no text report. Only rank 0's value counts";
+                    "off (0): no text report. Enumerated: a write of another value is refused "
+                    "with MPI_T_ERR_INVALID. Only rank 0's value counts";
     r.datatype = PVAR_TYPE_INT;
     r.category = "pvar_mpi";
     r.env = "PVAR_MPI_REPORT";
@@ -166,9 +167,9 @@ static void register_cvars(void) {
 
     pvar_cvar_info j = {0};
     j.name = "pvar_mpi_report_json";
-    j.description = "a file rank 0 writes the report into as JSON (pvar.report.v1) at "
-                    "MPI_Finalize and at each report of pvar_mpi_report_every; empty: none. "
-                    "Only rank 0's value counts";
+    j.description = "a file rank 0 writes the report into as JSON (pvar.report.v2) at "
+                    "MPI_Finalize and at each report of pvar_mpi_report_every, whole (written "
+                    "beside it, then renamed over it); empty: none. Only rank 0's value counts";
     j.datatype = PVAR_TYPE_CHAR;
     j.category = "pvar_mpi";
     j.env = "PVAR_MPI_REPORT_JSON";
@@ -197,10 +198,12 @@ static void register_cvars(void) {
         "take part in a report (as at MPI_Finalize) at the next poll (pvar_mpi_report_poll). "
         "Before MPI_Init and after MPI_Finalize the signal has its usual effect. The "
         "handler only sets a flag; a rank whose program handles the signal itself keeps its "
-        "handler. off (0, the default): no handler. Read at MPI_Init (PVAR_MPI_REPORT_SIGNAL="
-        "off|usr1|usr2); later writes are refused. Set the same value on every process";
+        "handler. off (0, the default): no handler. Set through the environment "
+        "(PVAR_MPI_REPORT_SIGNAL=off|usr1|usr2), the same on every process: the ranks agree on it "
+        "at MPI_Init, so it is constant from then on (scope CONSTANT: tool writes are refused "
+        "with MPI_T_ERR_CVAR_SET_NEVER)";
     sig.datatype = PVAR_TYPE_INT;
-    sig.scope = PVAR_SCOPE_ALL_EQ;
+    sig.scope = PVAR_SCOPE_CONSTANT;
     sig.category = "pvar_mpi";
     sig.env = "PVAR_MPI_REPORT_SIGNAL";
     sig.enum_name = "pvar_mpi_signal";
@@ -214,10 +217,12 @@ static void register_cvars(void) {
         "N > 0: with pvar_mpi_report_signal, every N-th blocking collective call on "
         "MPI_COMM_WORLD the "
         "ranks agree (one integer MPI_Allreduce on a private communicator) whether any of them "
-        "received the signal, and if so report. 0: never. Read at MPI_Init; later writes are "
-        "refused. Set the same value on every process";
+        "received the signal, and if so report. 0: never. Set through the environment "
+        "(PVAR_MPI_REPORT_POLL), the same on every process: the ranks agree on it at MPI_Init, "
+        "so it is constant from then on (scope CONSTANT: tool writes are refused with "
+        "MPI_T_ERR_CVAR_SET_NEVER)";
     poll.datatype = PVAR_TYPE_INT;
-    poll.scope = PVAR_SCOPE_ALL_EQ;
+    poll.scope = PVAR_SCOPE_CONSTANT;
     poll.category = "pvar_mpi";
     poll.env = "PVAR_MPI_REPORT_POLL";
     poll.default_int = 16;
@@ -231,9 +236,12 @@ static void register_cvars(void) {
                     "timed call costs; all (2): also blocking point-to-point calls "
                     "(pvar_mpi_p2p_time) and MPI_Wait* (pvar_mpi_wait_time), about 13 ns more "
                     "per call, a few percent of a small shared-memory message; off (0): no clock "
-                    "is read. Timers not selected stay 0. Read at MPI_Init (set it through "
-                    "PVAR_MPI_TIME=off|coll|all or 0|1|2); later writes are refused";
+                    "is read. Timers not selected stay 0. Set through the environment "
+                    "(PVAR_MPI_TIME=off|coll|all or 0|1|2) and read at MPI_Init, so it is "
+                    "constant from then on (scope CONSTANT: tool writes are refused with "
+                    "MPI_T_ERR_CVAR_SET_NEVER)";
     t.datatype = PVAR_TYPE_INT;
+    t.scope = PVAR_SCOPE_CONSTANT;
     t.category = "pvar_mpi";
     t.env = "PVAR_MPI_TIME";
     t.default_int = 1;

@@ -351,6 +351,7 @@ static inline void put_list(char *out, size_t cap, size_t *at,
 /* Prints this rank's COUNTED lines, in one write so that they stay whole
  * when mpiexec forwards the output of several ranks:
  *   COUNTED rank=<r> comm=<tag> size=<n> members=<world ranks>
+ *           handle=<the handle's bits, as the interposer's object value>
  *           send_calls= send_bytes= recv_calls= recv_bytes=
  *           coll_calls=<NK values> coll_bytes=<NK values>
  * for each of comms, then
@@ -371,6 +372,9 @@ static inline void print_counted(const struct counted *const *comms,
             world_rank, x->tag, x->size);
         for (int i = 0; i < x->size; i++)
             put(out, cap, &at, i ? ",%d" : "%d", x->world_of[i]);
+        unsigned long long handle = 0; /* little-endian: zero-extended */
+        memcpy(&handle, &x->comm, sizeof x->comm);
+        put(out, cap, &at, " handle=%llu", handle);
         put(out, cap, &at,
             " send_calls=%lld send_bytes=%lld recv_calls=%lld recv_bytes=%lld",
             x->send_calls, x->send_bytes, x->recv_calls, x->recv_bytes);

@@ -41,7 +41,7 @@
  *
  * Output (stdout, one write per rank):
  *   COUNTED rank=<r> comm=<tag> size=<n> members=<world ranks>
- *           send_calls= send_bytes= recv_calls= recv_bytes=
+ *           handle=<bits of the handle> send_calls= send_bytes= recv_calls= recv_bytes=
  *           coll_calls=<15 values> coll_bytes=<15 values>
  *   COUNTED rank=<r> comm=* wait_calls= test_calls= probe_calls=
  *           peer_send_msgs=<per world rank> peer_send_bytes=<per world rank>

@@ -472,19 +472,29 @@ fn comm_label(tag: &str, members: &[u64]) -> String {
 // ---------------------------------------------------------------------------
 // The report
 
-/// A `pvar.report.v1` document.
+/// A `pvar.report.v2` document.
 struct Report {
     json: Value,
 }
+
+/// What one rank holds of one element: its value.
+type PerRank = BTreeMap<usize, u64>;
 
 impl Report {
     fn read(path: &Path, context: &str) -> Report {
         let text = std::fs::read_to_string(path)
             .unwrap_or_else(|e| panic!("no report JSON at {}: {e}\n{context}", path.display()));
-        let json: Value = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("the report is not JSON: {e}\n{text}"));
-        assert_eq!(json["schema"], "pvar.report.v1", "{text}");
-        Report { json }
+        Report::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}\n{context}"))
+    }
+
+    /// A complete report, or why the text is not one.
+    fn parse(text: &str) -> Result<Report, String> {
+        let json: Value =
+            serde_json::from_str(text).map_err(|e| format!("the report is not JSON: {e}"))?;
+        if json["schema"] != "pvar.report.v2" {
+            return Err(format!("schema {}", json["schema"]));
+        }
+        Ok(Report { json })
     }
 
     fn nranks(&self) -> usize {
@@ -516,10 +526,11 @@ impl Report {
         })
     }
 
-    /// Element `element` of `name` (@`label`) on `rank` as an integer;
-    /// `None` when the report leaves the variable out as all-zero (which
-    /// `skipped_zero` must then say) or the rank has no value.
-    fn int(&self, name: &str, label: Option<&str>, element: usize, rank: usize) -> Option<u64> {
+    /// The figures of element `element` of `name` (@`label`); `None` when
+    /// the report leaves the variable out as all-zero (which
+    /// `skipped_zero` must then say) or the element (zero on every rank:
+    /// the JSON lists the others).
+    fn element(&self, name: &str, label: Option<&str>, element: usize) -> Option<&Value> {
         let Some(v) = self.find(name, label) else {
             let key = match label {
                 None => name.to_string(),
@@ -532,65 +543,135 @@ impl Report {
             );
             return None;
         };
-        let e = &v["elements"][element];
-        assert_eq!(e["index"], element, "element {element} of {name}: {e}");
-        let x = &e["values"][rank];
-        if x.is_null() {
-            return None;
-        }
-        Some(
-            x.as_u64().unwrap_or_else(|| {
-                panic!("{name}[{element}] on rank {rank} is not an integer: {x}")
-            }),
-        )
+        assert!(
+            element < v["count"].as_u64().unwrap_or(0) as usize,
+            "{name} has no element {element}: {v}"
+        );
+        v["elements"]
+            .as_array()
+            .expect("elements")
+            .iter()
+            .find(|e| e["index"] == element)
     }
 
-    fn float(&self, name: &str, label: Option<&str>, element: usize, rank: usize) -> Option<f64> {
-        self.find(name, label)?["elements"][element]["values"][rank].as_f64()
+    /// Field `field` (`min`, `max`, `total`…) of an element's figures, as
+    /// a float (0 for a variable left out as all-zero).
+    fn stat(&self, name: &str, label: Option<&str>, element: usize, field: &str) -> f64 {
+        self.element(name, label, element)
+            .map_or(0.0, |e| e[field].as_f64().unwrap_or(0.0))
     }
 
-    /// The high watermark's mark of `name` on `rank`.
-    fn mark(&self, name: &str, rank: usize) -> Option<u64> {
-        self.find(name, None)?["elements"][0]["marks"][rank].as_u64()
-    }
-
-    /// Row `rank` of the per-peer matrix of `name`.
-    fn matrix_row(&self, name: &str, rank: usize) -> Option<Vec<u64>> {
-        let m = self.json["matrices"]
+    /// The matrix of per-peer array `name`.
+    fn matrix(&self, name: &str) -> Option<&Value> {
+        self.json["matrices"]
             .as_array()?
             .iter()
-            .find(|m| m["name"] == name)?;
-        Some(
-            m["rows"][rank]
-                .as_array()?
-                .iter()
-                .map(|x| x.as_u64().unwrap_or(0))
-                .collect(),
-        )
+            .find(|m| m["name"] == name)
+    }
+
+    /// The profile series `name`.
+    fn profile(&self, name: &str) -> Option<&Value> {
+        self.json["profile"]
+            .as_array()?
+            .iter()
+            .find(|p| p["name"] == name)
     }
 }
 
-/// A value the report must hold: `want` exactly; a report that leaves the
-/// variable out as all-zero, or has no value for the rank, holds 0.
-fn check(
+/// The figures a set of per-rank values must have: (ranks, total, min,
+/// min rank, max, max rank), ties to the lowest rank.
+fn expected_stats(values: &PerRank) -> (u64, u64, u64, u64, u64, u64) {
+    let n = values.len() as u64;
+    let total = values.values().sum();
+    let (min_rank, min) = values
+        .iter()
+        .min_by_key(|(r, v)| (**v, **r))
+        .map_or((0, 0), |(r, v)| (*r as u64, *v));
+    let (max_rank, max) = values
+        .iter()
+        .max_by_key(|(r, v)| (**v, std::cmp::Reverse(**r)))
+        .map_or((0, 0), |(r, v)| (*r as u64, *v));
+    (n, total, min, min_rank, max, max_rank)
+}
+
+/// Checks that `stats` (a JSON object with the statistics fields) are
+/// those of `values`: ranks, total (unless `with_total` is false), min
+/// and max with their ranks, the mean.
+fn check_stats(
+    bad: &mut Vec<String>,
+    what: &str,
+    stats: &Value,
+    values: &PerRank,
+    with_total: bool,
+) {
+    let (n, total, min, min_rank, max, max_rank) = expected_stats(values);
+    let got = (
+        stats["ranks"].as_u64(),
+        if with_total {
+            stats["total"].as_u64()
+        } else {
+            Some(total)
+        },
+        stats["min"].as_u64(),
+        stats["min_rank"].as_u64(),
+        stats["max"].as_u64(),
+        stats["max_rank"].as_u64(),
+    );
+    let want = (
+        Some(n),
+        Some(total),
+        Some(min),
+        Some(min_rank),
+        Some(max),
+        Some(max_rank),
+    );
+    if got != want {
+        bad.push(format!(
+            "{what}: (ranks, total, min, @rank, max, @rank) = {got:?}, the program counted \
+             {want:?} from {values:?}"
+        ));
+    }
+    let mean = stats["mean"].as_f64().unwrap_or(f64::NAN);
+    if n > 0 && (mean - total as f64 / n as f64).abs() > 1e-9 * (total as f64).max(1.0) {
+        bad.push(format!(
+            "{what}: mean {mean}, the program's {}",
+            total as f64 / n as f64
+        ));
+    }
+}
+
+/// Checks an element's figures against the values the ranks counted
+/// (present on exactly the ranks of `values`); all-zero values may have
+/// left the variable out.
+fn check_element(
     bad: &mut Vec<String>,
     report: &Report,
     name: &str,
     label: Option<&str>,
     element: usize,
-    rank: usize,
-    want: u64,
+    values: &PerRank,
 ) {
-    let got = report.int(name, label, element, rank).unwrap_or(0);
-    if got != want {
-        bad.push(format!(
-            "rank {rank}: {name}{}[{element}] = {got}, the program counted {want}",
-            label.map(|l| format!("@{l}")).unwrap_or_default()
-        ));
+    let what = format!(
+        "{name}{}[{element}]",
+        label.map(|l| format!("@{l}")).unwrap_or_default()
+    );
+    match report.element(name, label, element) {
+        Some(e) => check_stats(bad, &what, e, values, true),
+        None => {
+            if values.values().any(|&v| v != 0) {
+                bad.push(format!(
+                    "{what}: left out as all-zero, the program counted {values:?}"
+                ));
+            }
+        }
     }
 }
 
-/// Checks every figure of the `COUNTED` lines against the report.
+/// Checks every figure of the report against the `COUNTED` lines: per
+/// variable, communicator label and element, the number of ranks, the
+/// total, min and max with their ranks and the mean of what the ranks
+/// counted; the per-peer matrices cell by cell, their row totals and
+/// largest pairs; the per-rank profiles of what each rank sent.
 fn check_report_against_counted(
     report: &Report,
     counted: &[Counted],
@@ -598,120 +679,195 @@ fn check_report_against_counted(
     context: &str,
 ) {
     assert_eq!(report.nranks(), nranks, "nranks\n{context}");
+    assert_eq!(
+        report.json["ranks"]["reporting"].as_u64(),
+        Some(nranks as u64),
+        "every rank reports\n{context}"
+    );
+    assert!(report.json["problems"].is_null(), "problems\n{context}");
     let ranks: HashSet<usize> = counted.iter().map(|c| c.rank).collect();
     assert_eq!(
         ranks.len(),
         nranks,
         "COUNTED lines of every rank expected\n{context}"
     );
-    let mut bad = Vec::new();
-    let mut checked = 0usize;
+    // (variable, label, element) -> rank -> value.
+    let mut want: BTreeMap<(String, Option<String>, usize), PerRank> = BTreeMap::new();
+    let mut put = |name: &str, label: Option<&str>, element: usize, rank: usize, v: u64| {
+        want.entry((name.to_string(), label.map(str::to_string), element))
+            .or_default()
+            .insert(rank, v);
+    };
+    let mut marks = PerRank::new();
+    let mut rows: Vec<(usize, Vec<u64>, Vec<u64>)> = Vec::new();
+    let mut waited = 0;
     for c in counted {
         let r = c.rank;
         if c.comm == "*" {
             for name in ["wait_calls", "test_calls", "probe_calls"] {
-                check(
-                    &mut bad,
-                    report,
-                    &format!("pvar_mpi_{name}"),
-                    None,
-                    0,
-                    r,
-                    c.one(name),
-                );
+                put(&format!("pvar_mpi_{name}"), None, 0, r, c.one(name));
             }
-            let msgs = c.get("peer_send_msgs");
-            let bytes = c.get("peer_send_bytes");
-            assert_eq!(msgs.len(), nranks, "peer list length\n{context}");
-            for j in 0..nranks {
-                check(
-                    &mut bad,
-                    report,
-                    "pvar_mpi_peer_send_msgs",
-                    None,
-                    j,
-                    r,
-                    msgs[j],
-                );
-                check(
-                    &mut bad,
-                    report,
-                    "pvar_mpi_peer_send_bytes",
-                    None,
-                    j,
-                    r,
-                    bytes[j],
-                );
-            }
-            for (name, want) in [
-                ("pvar_mpi_peer_send_msgs", msgs),
-                ("pvar_mpi_peer_send_bytes", bytes),
-            ] {
-                if want.iter().any(|&x| x != 0) {
-                    match report.matrix_row(name, r) {
-                        Some(row) if row == want => {}
-                        other => bad.push(format!(
-                            "rank {r}: matrix row of {name} is {other:?}, the program counted {want:?}"
-                        )),
-                    }
-                }
-            }
-            check(
-                &mut bad,
-                report,
+            put(
                 "pvar_mpi_requests_outstanding",
                 None,
                 0,
                 r,
                 c.one("requests_outstanding"),
             );
-            let want_max = c.one("requests_max");
-            let got_max = report
-                .mark("pvar_mpi_requests_outstanding_max", r)
-                .or_else(|| report.int("pvar_mpi_requests_outstanding_max", None, 0, r))
-                .unwrap_or(0);
-            if got_max != want_max {
-                bad.push(format!(
-                    "rank {r}: pvar_mpi_requests_outstanding_max mark = {got_max}, the program \
-                     had at most {want_max} requests outstanding"
-                ));
-            }
-            if c.one("wait_calls") > 0 {
-                let t = report
-                    .float("pvar_mpi_wait_time", None, 0, r)
-                    .unwrap_or(0.0);
-                if t <= 0.0 {
-                    bad.push(format!(
-                        "rank {r}: pvar_mpi_wait_time = {t} after wait calls"
-                    ));
-                }
-            }
-            checked += 1;
+            marks.insert(r, c.one("requests_max"));
+            waited += usize::from(c.one("wait_calls") > 0);
+            let msgs = c.get("peer_send_msgs").to_vec();
+            let bytes = c.get("peer_send_bytes").to_vec();
+            assert_eq!(msgs.len(), nranks, "peer list length\n{context}");
+            rows.push((r, msgs, bytes));
             continue;
         }
         let label = comm_label(&c.comm, c.get("members"));
         let l = Some(label.as_str());
         for name in ["send_calls", "send_bytes", "recv_calls", "recv_bytes"] {
-            check(
-                &mut bad,
-                report,
-                &format!("pvar_mpi_{name}"),
-                l,
-                0,
-                r,
-                c.one(name),
-            );
+            put(&format!("pvar_mpi_{name}"), l, 0, r, c.one(name));
         }
         let calls = c.get("coll_calls");
         let bytes = c.get("coll_bytes");
         assert_eq!(calls.len(), COLL_KINDS, "coll_calls length\n{context}");
         for k in 0..COLL_KINDS {
-            check(&mut bad, report, "pvar_mpi_coll_calls", l, k, r, calls[k]);
-            check(&mut bad, report, "pvar_mpi_coll_bytes", l, k, r, bytes[k]);
+            put("pvar_mpi_coll_calls", l, k, r, calls[k]);
+            put("pvar_mpi_coll_bytes", l, k, r, bytes[k]);
         }
-        checked += 1;
     }
-    assert!(checked > 0, "no COUNTED lines\n{context}");
+    let mut bad = Vec::new();
+    for ((name, label, element), values) in &want {
+        check_element(&mut bad, report, name, label.as_deref(), *element, values);
+    }
+    // The requests watermark: its figures are of the ranks' marks.
+    match report.element("pvar_mpi_requests_outstanding_max", None, 0) {
+        Some(e) => {
+            check_stats(
+                &mut bad,
+                "pvar_mpi_requests_outstanding_max",
+                e,
+                &marks,
+                false,
+            );
+            let (_, _, _, _, max, max_rank) = expected_stats(&marks);
+            if (e["mark"].as_u64(), e["mark_rank"].as_u64()) != (Some(max), Some(max_rank)) {
+                bad.push(format!(
+                    "pvar_mpi_requests_outstanding_max: mark {} @{}, the program's {max} @{max_rank}",
+                    e["mark"], e["mark_rank"]
+                ));
+            }
+        }
+        None => assert!(marks.values().all(|&m| m == 0), "{context}"),
+    }
+    // Ranks that waited spent time in MPI_Wait*.
+    if waited == nranks && report.stat("pvar_mpi_wait_time", None, 0, "min") <= 0.0 {
+        bad.push("pvar_mpi_wait_time: a rank that waited shows no time".into());
+    }
+    // Per-peer matrices: exact at these sizes, cell by cell.
+    rows.sort_by_key(|r| r.0);
+    for (name, pick) in [
+        ("pvar_mpi_peer_send_msgs", 1),
+        ("pvar_mpi_peer_send_bytes", 2),
+    ] {
+        let counted_rows: Vec<&Vec<u64>> = rows
+            .iter()
+            .map(|r| if pick == 1 { &r.1 } else { &r.2 })
+            .collect();
+        if counted_rows.iter().all(|row| row.iter().all(|&x| x == 0)) {
+            continue;
+        }
+        let Some(m) = report.matrix(name) else {
+            bad.push(format!("no matrix of {name}"));
+            continue;
+        };
+        assert_eq!(m["exact"], true, "{name} at {nranks} ranks\n{context}");
+        let got: Vec<Vec<u64>> = m["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| {
+                r.as_array()
+                    .expect("row")
+                    .iter()
+                    .map(|x| x.as_u64().unwrap_or(u64::MAX))
+                    .collect()
+            })
+            .collect();
+        let want_rows: Vec<Vec<u64>> = counted_rows.iter().map(|r| r.to_vec()).collect();
+        if got != want_rows {
+            bad.push(format!(
+                "{name}: matrix {got:?}, the program counted {want_rows:?}"
+            ));
+        }
+        let sent: PerRank = want_rows
+            .iter()
+            .enumerate()
+            .map(|(r, row)| (r, row.iter().sum()))
+            .collect();
+        check_stats(
+            &mut bad,
+            &format!("{name} row totals"),
+            &m["sent"],
+            &sent,
+            true,
+        );
+        // The largest pairs: by value, then (from, to).
+        let mut pairs: Vec<(u64, usize, usize)> = want_rows
+            .iter()
+            .enumerate()
+            .flat_map(|(from, row)| {
+                row.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0)
+                    .map(move |(to, v)| (*v, from, to))
+            })
+            .collect();
+        pairs.sort_by_key(|&(v, from, to)| (std::cmp::Reverse(v), from, to));
+        let k = report.json["options"]["top_pairs"]
+            .as_u64()
+            .expect("top_pairs") as usize;
+        pairs.truncate(k);
+        let top: Vec<(u64, usize, usize)> = m["top_pairs"]
+            .as_array()
+            .expect("top_pairs")
+            .iter()
+            .map(|p| {
+                (
+                    p["value"].as_u64().unwrap_or(0),
+                    p["from"].as_u64().unwrap_or(0) as usize,
+                    p["to"].as_u64().unwrap_or(0) as usize,
+                )
+            })
+            .collect();
+        if top != pairs {
+            bad.push(format!(
+                "{name}: largest pairs {top:?}, the program's {pairs:?}"
+            ));
+        }
+        // The profile of what each rank sent: one block per rank.
+        match report.profile(name) {
+            Some(p) => {
+                let blocks: PerRank = p["blocks"]
+                    .as_array()
+                    .expect("blocks")
+                    .iter()
+                    .map(|b| {
+                        assert_eq!(b["first_rank"], b["last_rank"], "{b}");
+                        (
+                            b["first_rank"].as_u64().unwrap_or(0) as usize,
+                            b["total"].as_u64().unwrap_or(0),
+                        )
+                    })
+                    .collect();
+                if blocks != sent {
+                    bad.push(format!(
+                        "profile {name}: {blocks:?}, the program sent {sent:?}"
+                    ));
+                }
+            }
+            None => bad.push(format!("no profile of {name}")),
+        }
+    }
     assert!(
         bad.is_empty(),
         "the report differs from what the program counted:\n  {}\n{context}",
@@ -764,25 +920,34 @@ fn default_timing_times_collectives_only() {
                 run_reported(&f, &f.lib(), 2, "ring", &["-i", "4", "-n", "16"], &env);
             let ctx = format!("PVAR_MPI_TIME={setting:?}\n{}", job.context());
             let coll_timed = setting != Some("off");
-            for r in 0..2 {
-                let p2p = report
-                    .float("pvar_mpi_p2p_time", Some("MPI_COMM_WORLD"), 0, r)
-                    .unwrap_or(0.0);
-                let wait = report
-                    .float("pvar_mpi_wait_time", None, 0, r)
-                    .unwrap_or(0.0);
-                // Element 3: allreduce (ring calls MPI_Allreduce on MPI_COMM_WORLD).
-                let coll = report
-                    .float("pvar_mpi_coll_time", Some("MPI_COMM_WORLD"), 3, r)
-                    .unwrap_or(0.0);
-                assert_eq!(p2p > 0.0, p2p_timed, "rank {r}: p2p time {p2p}\n{ctx}");
-                assert_eq!(wait > 0.0, p2p_timed, "rank {r}: wait time {wait}\n{ctx}");
-                assert_eq!(
-                    coll > 0.0,
-                    coll_timed,
-                    "rank {r}: allreduce time {coll}\n{ctx}"
-                );
-            }
+            let world = Some("MPI_COMM_WORLD");
+            // Timed: every rank's time is positive (the min); not timed:
+            // no rank's is (the max).
+            let timed = |name: &str, label: Option<&str>, element: usize, on: bool| {
+                let field = if on { "min" } else { "max" };
+                report.stat(name, label, element, field) > 0.0
+            };
+            assert_eq!(
+                timed("pvar_mpi_p2p_time", world, 0, p2p_timed),
+                p2p_timed,
+                "p2p time\n{ctx}"
+            );
+            assert_eq!(
+                timed("pvar_mpi_wait_time", None, 0, p2p_timed),
+                p2p_timed,
+                "wait time\n{ctx}"
+            );
+            // Element 3: allreduce (ring calls MPI_Allreduce on MPI_COMM_WORLD).
+            assert_eq!(
+                timed("pvar_mpi_coll_time", world, ALLREDUCE, coll_timed),
+                coll_timed,
+                "allreduce time\n{ctx}"
+            );
+            // The profile of the time in MPI follows.
+            let mpi_time = report
+                .profile("time in MPI")
+                .map_or(0.0, |p| p["overall"]["min"].as_f64().unwrap_or(0.0));
+            assert_eq!(mpi_time > 0.0, coll_timed, "time in MPI\n{ctx}");
         }
     }
 }
@@ -798,25 +963,25 @@ fn ring_reports_exactly_what_the_program_counted() {
             assert_eq!(counted.len(), 4 * n, "{}", job.context());
             check_report_against_counted(&report, &counted, n, &job.context());
 
-            // Blocking point-to-point on MPI_COMM_WORLD took time.
-            for r in 0..n {
-                let t = report
-                    .float("pvar_mpi_p2p_time", Some("MPI_COMM_WORLD"), 0, r)
-                    .unwrap_or(0.0);
-                assert!(
-                    t > 0.0,
-                    "rank {r}: pvar_mpi_p2p_time = {t}\n{}",
-                    job.context()
-                );
-            }
+            // Blocking point-to-point on MPI_COMM_WORLD took time on every rank.
+            let t = report.stat("pvar_mpi_p2p_time", Some("MPI_COMM_WORLD"), 0, "min");
+            assert!(t > 0.0, "pvar_mpi_p2p_time min = {t}\n{}", job.context());
             // The ranks are this job's processes, the program is ring.
-            let ranks = report.json["ranks"].as_array().expect("ranks");
-            let pids: HashSet<u64> = ranks.iter().filter_map(|r| r["pid"].as_u64()).collect();
+            let ranks = &report.json["ranks"];
+            let pids: HashSet<u64> = ranks["pids"]
+                .as_array()
+                .expect("pids")
+                .iter()
+                .filter_map(|p| p["pid"].as_u64())
+                .collect();
             assert_eq!(pids.len(), n, "{}", report.json);
+            let programs = ranks["programs"].as_array().expect("programs");
             assert!(
-                ranks
-                    .iter()
-                    .all(|r| r["program"].as_str().is_some_and(|p| p.contains("ring"))),
+                programs.len() == 1
+                    && programs[0]["name"]
+                        .as_str()
+                        .is_some_and(|p| p.contains("ring"))
+                    && programs[0]["ranks"] == n,
                 "{}",
                 report.json
             );
@@ -1179,6 +1344,7 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
             ("PVAR_EXPORT", "1".to_string()),
             ("PVAR_EXPORT_DIR", export_dir.display().to_string()),
             ("PVAR_EXPORT_INTERVAL_MS", "50".to_string()),
+            ("PVAR_MPI_TIME", "all".to_string()),
         ];
         let go_arg = go.display().to_string();
         let mut job = Running::start(f.mpiexec(
@@ -1268,31 +1434,23 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
         std::fs::write(&go, b"go").expect("create the go file");
         let job = job.finish();
         job.assert_success();
-        // Map the objects read from outside to labels with the report.
+        // The objects read from outside are the communicators' handles
+        // (the program prints their bits): each holds its own counts.
         let report = Report::read(&json, &job.context());
-        let ranks = report.json["ranks"].as_array().expect("ranks");
+        check_report_against_counted(&report, &counted, 2, &job.context());
         for (rank, instances) in seen.iter().enumerate() {
-            let labels: HashMap<u64, &str> = ranks[rank]["labels"]
-                .as_array()
-                .expect("labels")
-                .iter()
-                .filter_map(|l| {
-                    let o = u64::from_str_radix(l["object"].as_str()?.trim_start_matches("0x"), 16)
-                        .ok()?;
-                    Some((o, l["label"].as_str()?))
-                })
-                .collect();
             for c in counted.iter().filter(|c| c.rank == rank && c.comm != "*") {
-                let label = comm_label(&c.comm, c.get("members"));
                 let got = instances
                     .iter()
-                    .find(|(o, _)| o.and_then(|o| labels.get(&o)) == Some(&label.as_str()))
+                    .find(|(o, _)| *o == Some(c.one("handle")))
                     .map(|(_, v)| v[0]);
                 assert_eq!(
                     got,
                     Some(c.one("send_calls")),
-                    "rank {rank}: pvar read's pvar_mpi_send_calls for {label}; read {instances:?}, \
-                     labels {labels:?}\n{}",
+                    "rank {rank}: pvar read's pvar_mpi_send_calls for {} (handle {:#x}); read \
+                     {instances:?}\n{}",
+                    c.comm,
+                    c.one("handle"),
                     job.context()
                 );
             }
@@ -1368,6 +1526,39 @@ fn a_signal_to_one_rank_brings_a_report_from_all() {
         let last = Report::read(&json, &ctx);
         assert_eq!(on_demand.nranks(), 2, "{ctx}");
         let world = Some("MPI_COMM_WORLD");
+        let mut bad = Vec::new();
+        let per_rank = |field: &str| -> PerRank {
+            counted
+                .iter()
+                .filter(|c| c.comm == "world")
+                .map(|c| (c.rank, c.one(field)))
+                .collect()
+        };
+        // The loop sends nothing: the run's own counts, exactly.
+        for (var, field) in [
+            ("pvar_mpi_send_calls", "send_calls"),
+            ("pvar_mpi_send_bytes", "send_bytes"),
+            ("pvar_mpi_recv_calls", "recv_calls"),
+            ("pvar_mpi_recv_bytes", "recv_bytes"),
+        ] {
+            check_element(&mut bad, &on_demand, var, world, 0, &per_rank(field));
+        }
+        assert!(bad.is_empty(), "the report on demand: {bad:?}\n{ctx}");
+        // World collectives: the same count on every rank (min = max).
+        let coll = |r: &Report, k: usize| -> u64 {
+            let (min, max) = (
+                r.stat("pvar_mpi_coll_calls", world, k, "min"),
+                r.stat("pvar_mpi_coll_calls", world, k, "max"),
+            );
+            assert_eq!(min, max, "collective kind {k} differs between ranks\n{ctx}");
+            min as u64
+        };
+        let world_calls: u64 = (0..COLL_KINDS).map(|k| coll(&on_demand, k)).sum();
+        assert!(
+            world_calls > 0 && world_calls.is_multiple_of(POLL),
+            "the report on demand came at world collective {world_calls}, not at a poll \
+             (every {POLL})\n{ctx}"
+        );
         for rank in 0..2 {
             let mine = counted
                 .iter()
@@ -1379,27 +1570,6 @@ fn a_signal_to_one_rank_brings_a_report_from_all() {
                 .find(|l| l.starts_with(&format!("WAITED rank={rank} ")))
                 .map(|l| key_values(l)["allreduces"] as u64)
                 .unwrap_or_else(|| panic!("no WAITED line of rank {rank}\n{ctx}"));
-            // The loop sends nothing: the run's own counts, exactly.
-            for (var, field) in [
-                ("pvar_mpi_send_calls", "send_calls"),
-                ("pvar_mpi_send_bytes", "send_bytes"),
-                ("pvar_mpi_recv_calls", "recv_calls"),
-                ("pvar_mpi_recv_bytes", "recv_bytes"),
-            ] {
-                assert_eq!(
-                    on_demand.int(var, world, 0, rank),
-                    Some(mine.one(field)),
-                    "rank {rank}: {var} in the report on demand\n{ctx}"
-                );
-            }
-            let coll =
-                |r: &Report, k: usize| r.int("pvar_mpi_coll_calls", world, k, rank).unwrap_or(0);
-            let world_calls: u64 = (0..COLL_KINDS).map(|k| coll(&on_demand, k)).sum();
-            assert!(
-                world_calls > 0 && world_calls.is_multiple_of(POLL),
-                "rank {rank}: the report on demand came at world collective {world_calls}, \
-                 not at a poll (every {POLL})\n{ctx}"
-            );
             let before = mine.get("coll_calls")[ALLREDUCE];
             assert!(
                 coll(&on_demand, ALLREDUCE) > before + WARMUP,
@@ -1410,12 +1580,12 @@ fn a_signal_to_one_rank_brings_a_report_from_all() {
                 before + waited,
                 "rank {rank}\n{ctx}"
             );
-            assert_eq!(
-                coll(&on_demand, ALLREDUCE) + 1,
-                coll(&last, ALLREDUCE),
-                "rank {rank}: the report on demand is one allreduce before the end\n{ctx}"
-            );
         }
+        assert_eq!(
+            coll(&on_demand, ALLREDUCE) + 1,
+            coll(&last, ALLREDUCE),
+            "the report on demand is one allreduce before the end\n{ctx}"
+        );
         // Rank 0's text: the report on demand and the one at MPI_Finalize.
         assert_eq!(
             done.stderr.matches("@ pvar cross-rank report").count(),
@@ -1484,6 +1654,182 @@ fn ranks_that_disagree_on_reports_on_demand_do_not_hang() {
                 done.stderr.matches("@ pvar cross-rank report").count(),
                 1,
                 "{ctx}"
+            );
+        }
+    }
+}
+
+/// Reports are never seen half-written, and a killed job leaves the last
+/// complete one. With a report after every world collective, `ring
+/// --until-report` calls `MPI_Allreduce` in a loop (the file it waits for
+/// never comes), so the JSON report is rewritten continuously; a reader
+/// polls it all the while, and every read must be a whole `pvar.report.v2`
+/// report (before the fix, a report was truncated then written in place:
+/// readers saw it empty, and a SIGKILL left a 0-byte file). Then rank 0 is
+/// killed with SIGKILL in the middle of the writes: the file is still the
+/// last complete report.
+#[test]
+fn a_killed_rank_0_leaves_the_last_complete_report() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for f in flavours("a_killed_rank_0_leaves_the_last_complete_report") {
+        for round in 0..3 {
+            let tmp = TempDir::new("killed");
+            let json = tmp.path().join("report.json");
+            let never = tmp.path().join("never").display().to_string();
+            let env = [
+                ("LD_PRELOAD", f.lib().display().to_string()),
+                ("PVAR_MPI_REPORT_JSON", json.display().to_string()),
+                ("PVAR_MPI_REPORT_EVERY", "1".to_string()),
+                ("PVAR_MPI_REPORT", "0".to_string()),
+            ];
+            let args = ["-i", "2", "-n", "16", "--until-report", &never];
+            // The reader, from before the job starts.
+            let stop = Arc::new(AtomicBool::new(false));
+            let reader = {
+                let (stop, json) = (stop.clone(), json.clone());
+                thread::spawn(move || {
+                    let (mut whole, mut bad) = (0u64, Vec::new());
+                    while !stop.load(Ordering::Relaxed) {
+                        match std::fs::read_to_string(&json) {
+                            Ok(text) => match Report::parse(&text) {
+                                Ok(_) => whole += 1,
+                                Err(e) => bad.push(format!("{} bytes: {e}", text.len())),
+                            },
+                            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                            Err(e) => bad.push(e.to_string()),
+                        }
+                        thread::yield_now();
+                    }
+                    (whole, bad)
+                })
+            };
+            let mut job = Running::start(f.mpiexec(2, &env, &f.program("ring"), &args));
+            job.wait_for_stdout("rank 0 has made 64 reports", |lines| {
+                lines.iter().any(|l| l.starts_with("WAITING rank=0 "))
+            });
+            let line = job
+                .stdout
+                .iter()
+                .find(|l| l.starts_with("WAITING rank=0 "))
+                .expect("WAITING line of rank 0");
+            let pid = key_values(line)["pid"] as i32;
+            // Let the reader see a few rewrites, then kill rank 0 while it
+            // keeps writing.
+            let seen = json.metadata().ok().and_then(|m| m.modified().ok());
+            let until = Instant::now() + Duration::from_secs(30);
+            while json.metadata().ok().and_then(|m| m.modified().ok()) == seen
+                && Instant::now() < until
+            {
+                thread::yield_now();
+            }
+            // SAFETY: kill(2) has no memory-safety preconditions; `pid` is
+            // rank 0 of the job.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill rank 0");
+            let done = job.finish();
+            stop.store(true, Ordering::Relaxed);
+            let (whole, bad) = reader.join().expect("the reader");
+            let ctx = done.context();
+            assert!(
+                !done.status.success(),
+                "the job survived rank 0's SIGKILL\n{ctx}"
+            );
+            assert!(
+                bad.is_empty(),
+                "round {round}: a reader saw {} incomplete reports (and {whole} whole ones): {:?}\n{ctx}",
+                bad.len(),
+                &bad[..bad.len().min(5)]
+            );
+            assert!(whole > 0, "the reader never saw a report\n{ctx}");
+            let last = Report::read(&json, &ctx);
+            assert_eq!(last.nranks(), 2, "{ctx}");
+            let calls = last.stat(
+                "pvar_mpi_coll_calls",
+                Some("MPI_COMM_WORLD"),
+                ALLREDUCE,
+                "max",
+            );
+            assert!(
+                calls >= 64.0,
+                "the last report is from before the loop: {calls}\n{ctx}"
+            );
+            eprintln!(
+                "{} round {round}: rank 0 killed during periodic reports; {whole} whole reads, \
+                 the file holds the report at allreduce {calls}",
+                f.name
+            );
+        }
+    }
+}
+
+/// Control variables say what they accept: every unbound cvar whose
+/// `MPI_T_cvar_get_info` scope says it may be written is written with
+/// another value and read back (an enumerated one with each item, and a
+/// value that is no item is refused with `MPI_T_ERR_INVALID`), and every
+/// read-only one refuses — MPICH's own cvars and pvar's alike, in the
+/// manner of MPICH's `mpi_t/cvarwrite` test (which failed with the
+/// interposer: `pvar_mpi_report_signal`, `_poll` and `pvar_mpi_time`
+/// advertised writable scopes and refused every write after `MPI_Init`).
+/// Under Open MPI only pvar's are written (some of Open MPI's own are not
+/// safe to change in a running job).
+#[test]
+fn every_cvar_write_is_taken_or_refused_as_get_info_says() {
+    for f in flavours("every_cvar_write_is_taken_or_refused_as_get_info_says") {
+        let only: &[&str] = if f.is_openmpi() {
+            &["--only-prefix", "pvar_"]
+        } else {
+            &[]
+        };
+        for preload in [false, true] {
+            if f.is_openmpi() && !preload {
+                continue;
+            }
+            let mut env = vec![("PVAR_MPI_REPORT", "0".to_string())];
+            if preload {
+                env.push(("LD_PRELOAD", f.lib().display().to_string()));
+            }
+            let job = run(f.mpiexec(2, &env, &f.program("cvar_write"), only));
+            let ctx = job.context();
+            job.assert_success();
+            for rank in 0..2 {
+                let line = job
+                    .stdout
+                    .lines()
+                    .find(|l| l.starts_with(&format!("CVAR_WRITE rank={rank} ")))
+                    .unwrap_or_else(|| panic!("no CVAR_WRITE line of rank {rank}\n{ctx}"));
+                let kv = key_values(line);
+                assert_eq!(kv["errors"], 0, "{ctx}");
+                assert!(kv["checked"] > 0, "{ctx}");
+                if preload {
+                    assert!(kv["ours"] >= 6, "pvar's cvars checked: {line}\n{ctx}");
+                }
+            }
+            if !preload {
+                continue;
+            }
+            // pvar's, one by one: what each accepts.
+            for (name, how) in [
+                ("pvar_mpi_report", "enumerated"),
+                ("pvar_mpi_report_json", "written"),
+                ("pvar_mpi_report_every", "written"),
+                ("pvar_mpi_report_signal", "refused"),
+                ("pvar_mpi_report_poll", "refused"),
+                ("pvar_mpi_time", "refused"),
+            ] {
+                let want = format!("name={name} ");
+                let line = job
+                    .stdout
+                    .lines()
+                    .find(|l| l.starts_with("CVAR rank=0 ") && l.contains(&want))
+                    .unwrap_or_else(|| panic!("{name} not checked\n{ctx}"));
+                assert!(
+                    line.ends_with(&format!("checked={how}")),
+                    "{name}: {line}, expected {how}\n{ctx}"
+                );
+            }
+            eprintln!(
+                "{}: every cvar write taken or refused as get_info says",
+                f.name
             );
         }
     }

@@ -1,40 +1,19 @@
-//! Matching the ranks' variables and computing the figures of a
-//! [`JobReport`].
+//! The figures of a job, finished from the [`Partial`] of all its ranks:
+//! [`JobReport`] and what it holds.
 
-use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::ops::Range;
 use std::time::Duration;
 
+use super::partial::{Body, Entry, Partial, bin_of, bin_ranks, unit};
+use super::stats::{Acc, Stats, has_total};
 use super::{RankInput, ReportError, ReportOptions};
-use crate::export::snapshot::{Number, VarSnapshot};
+use crate::export::snapshot::Number;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, PvarClass};
 
-/// One rank of the job: where its snapshot was taken and the labels it
-/// gave.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RankInfo {
-    /// The rank (its position in the inputs).
-    pub rank: usize,
-    /// Process id.
-    pub pid: u32,
-    /// Program name (may be empty).
-    pub program: String,
-    /// The pvar version that took the snapshot.
-    pub engine_version: String,
-    /// When the snapshot was taken, nanoseconds since the Unix epoch.
-    pub unix_ns: u64,
-    /// Threads holding a pvar thread id at the time.
-    pub live_threads: u32,
-    /// How long the rank had been running (since its collector was
-    /// made), if known.
-    pub elapsed: Option<Duration>,
-    /// The object labels it gave, `(object, label)`.
-    pub labels: Vec<(u64, String)>,
-}
-
 /// Which instance of a variable a [`VarReport`] is.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Instance {
     /// An unbound variable: one per process.
     Process,
@@ -58,35 +37,6 @@ impl Instance {
     }
 }
 
-/// Figures over the ranks that report one element.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stats {
-    /// How many ranks report the element.
-    pub ranks: usize,
-    /// Sum over those ranks, for COUNTER, AGGREGATE, TIMER, LEVEL and SIZE
-    /// (integer sums saturate at the type's bounds).
-    pub total: Option<Number>,
-    /// The smallest value.
-    pub min: Number,
-    /// The lowest rank holding it.
-    pub min_rank: usize,
-    /// The mean over the reporting ranks.
-    pub mean: f64,
-    /// The largest value.
-    pub max: Number,
-    /// The lowest rank holding it.
-    pub max_rank: usize,
-    /// `max / mean` (1 = balanced); `None` for STATE and GENERIC, or when
-    /// the mean is 0.
-    pub imbalance: Option<f64>,
-    /// `(max − mean) / max`, as mpiP shows imbalance (0 = balanced);
-    /// `None` for STATE and GENERIC, or when the max is 0.
-    pub imbalance_fraction: Option<f64>,
-    /// Watermarks: the job's mark and its rank (the max for HIGH, the min
-    /// for LOW).
-    pub mark: Option<(Number, usize)>,
-}
-
 /// One element of a variable across the ranks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ElementReport {
@@ -94,14 +44,88 @@ pub struct ElementReport {
     pub index: usize,
     /// Its name, from [`ReportOptions::element_names`].
     pub name: Option<String>,
-    /// Per rank (by position): the value, `None` where the rank does not
-    /// report it. Watermarks: the current level.
-    pub values: Vec<Option<Number>>,
-    /// Watermarks: per rank, the mark (`None` where the rank has none).
-    pub marks: Option<Vec<Option<Number>>>,
-    /// Figures over the reporting ranks (of the marks for a watermark,
-    /// the level where a rank has no mark); `None` if no rank reports it.
+    /// Figures over the reporting ranks (watermarks: of the marks, the
+    /// level where a rank has none); `None` if no rank reports it.
     pub stats: Option<Stats>,
+    /// Some rank's value (or a watermark's level or mark) is not 0.
+    pub nonzero: bool,
+}
+
+/// A per-peer array across the ranks: the rank × rank matrix summed into
+/// blocks of consecutive ranks, its largest elements, and what each rank
+/// sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerReport {
+    /// The number of ranks of the job (the matrix is `nranks × nranks`).
+    pub nranks: usize,
+    /// Blocks per side: the matrix is summed into `bins × bins` blocks of
+    /// consecutive ranks ([`PeerReport::bin_ranks`]); `bins == nranks`
+    /// is the exact matrix.
+    pub bins: usize,
+    /// Over the ranks: each rank's row total (what it sent).
+    pub sent: Option<Stats>,
+    /// The sum of every element.
+    pub total: Number,
+    /// The blocks that are not zero, by row then column.
+    pub cells: Vec<MatrixCell>,
+    /// The largest elements, largest first (ties: by from, then to), at
+    /// most [`ReportOptions::top_pairs`].
+    pub top: Vec<PeerPair>,
+}
+
+/// One block of a binned matrix: the sum of the elements from the ranks
+/// of block `row` to the ranks of block `col`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MatrixCell {
+    /// Row block (senders).
+    pub row: usize,
+    /// Column block (destinations).
+    pub col: usize,
+    /// The sum.
+    pub value: Number,
+}
+
+/// One element of a per-peer array: what rank `from` did towards `to`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeerPair {
+    /// The rank (row).
+    pub from: usize,
+    /// The element (column).
+    pub to: usize,
+    /// Its value.
+    pub value: Number,
+}
+
+impl PeerReport {
+    /// Whether every block is one rank: the matrix is exact.
+    pub fn is_exact(&self) -> bool {
+        self.bins == self.nranks
+    }
+
+    /// The block of `rank`.
+    pub fn bin_of(&self, rank: usize) -> usize {
+        bin_of(rank as u64, self.nranks as u64, self.bins as u64) as usize
+    }
+
+    /// The ranks of block `bin`.
+    pub fn bin_ranks(&self, bin: usize) -> Range<usize> {
+        let (a, b) = bin_ranks(bin as u64, self.nranks as u64, self.bins as u64);
+        a as usize..b as usize
+    }
+
+    /// The binned matrix, `bins × bins`, zero where no block is listed.
+    pub fn dense(&self) -> Vec<Vec<Number>> {
+        let zero = match self.total {
+            Number::Double(_) => Number::Double(0.0),
+            Number::Signed(_) => Number::Signed(0),
+            Number::Unsigned(_) => Number::Unsigned(0),
+        };
+        let mut rows = vec![vec![zero; self.bins]; self.bins];
+        for c in &self.cells {
+            rows[c.row][c.col] = c.value;
+        }
+        rows
+    }
 }
 
 /// One variable (or one bound instance of it) across the ranks.
@@ -125,11 +149,13 @@ pub struct VarReport {
     pub bind: BindKind,
     /// Which instance this is.
     pub instance: Instance,
-    /// Whether it is shown as a per-peer matrix (see the module
-    /// documentation).
-    pub peer_matrix: bool,
-    /// Per element.
+    /// Per element (empty for a per-peer array: see [`VarReport::peer`]).
     pub elements: Vec<ElementReport>,
+    /// A per-peer array's matrix (see the module documentation).
+    pub peer: Option<PeerReport>,
+    /// Ranks left out because their instance had another shape (a
+    /// per-peer array on some ranks, a plain array on others).
+    pub inconsistent_ranks: u64,
 }
 
 impl VarReport {
@@ -151,29 +177,91 @@ impl VarReport {
         }
     }
 
-    /// The per-peer matrix: row = rank, column = element (`None` where
-    /// the rank does not report the element); `None` unless
-    /// [`VarReport::peer_matrix`].
-    pub fn matrix(&self) -> Option<Vec<Vec<Option<Number>>>> {
-        if !self.peer_matrix {
-            return None;
+    /// Its name and label as the report's lists of variables write it:
+    /// `name`, or `name@label` for a bound instance.
+    pub fn key(&self) -> String {
+        match &self.instance {
+            Instance::Process => self.name.clone(),
+            other => format!("{}@{}", self.name, other.label()),
         }
-        let nranks = self.elements.first().map_or(0, |e| e.values.len());
-        Some(
-            (0..nranks)
-                .map(|r| self.elements.iter().map(|e| e.values[r]).collect())
-                .collect(),
-        )
     }
 }
 
-/// The figures of a job: one [`VarReport`] per variable (and bound
-/// instance) with its values on every rank. See the module documentation
-/// for the matching rules and what is computed per class.
+/// A per-rank value (a profile series: time in timers, what a rank sent)
+/// per block of consecutive ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileReport {
+    /// The series' name ([`ProfileSeries::name`](super::ProfileSeries),
+    /// or a per-peer array's name for its row totals).
+    pub name: String,
+    /// `"seconds"` for times.
+    pub unit: Option<&'static str>,
+    /// The number of ranks of the job.
+    pub nranks: usize,
+    /// Blocks of consecutive ranks (`bins == nranks`: one rank each).
+    pub bins: usize,
+    /// Over every rank that has the value.
+    pub overall: Option<Stats>,
+    /// Per block that has a value, in order.
+    pub blocks: Vec<ProfileBlock>,
+}
+
+/// One block of ranks of a [`ProfileReport`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileBlock {
+    /// The block.
+    pub bin: usize,
+    /// Its ranks.
+    pub ranks: Range<usize>,
+    /// Over the ranks of the block that have the value.
+    pub stats: Stats,
+}
+
+/// A distinct name (a program, an engine version) among the ranks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameCount {
+    /// The name (may be empty).
+    pub name: String,
+    /// How many ranks have it.
+    pub ranks: u64,
+    /// The lowest of them.
+    pub first_rank: usize,
+}
+
+/// About the ranks of the job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RanksSummary {
+    /// Ranks whose input is in the report.
+    pub reporting: u64,
+    /// Program names (up to 8, by lowest rank), and how many ranks run
+    /// others.
+    pub programs: Vec<NameCount>,
+    /// Ranks running programs not listed.
+    pub other_programs: u64,
+    /// pvar versions (up to 8).
+    pub engines: Vec<NameCount>,
+    /// Ranks with versions not listed.
+    pub other_engines: u64,
+    /// `(rank, pid)` of the first 16 ranks.
+    pub pids: Vec<(usize, u32)>,
+    /// Seconds since each rank's collector was made (ranks that know).
+    pub elapsed: Option<Stats>,
+    /// Threads holding a pvar thread id.
+    pub live_threads: Option<Stats>,
+    /// The earliest and latest snapshot, ns since the Unix epoch.
+    pub unix_ns: Option<(u64, u64)>,
+}
+
+/// The figures of a job: per variable (and bound instance), statistics
+/// over the ranks; per-peer arrays as binned matrices with their largest
+/// pairs; per-rank profiles. See the module documentation for the
+/// matching rules and what is computed per class.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobReport {
-    /// The ranks, in order.
-    pub ranks: Vec<RankInfo>,
+    /// The number of ranks of the job.
+    pub nranks: usize,
+    /// About the ranks.
+    pub ranks: RanksSummary,
     /// The variables reported, in order of first appearance (rank 0's
     /// index order first); bound instances follow their variable,
     /// labelled ones first.
@@ -181,6 +269,11 @@ pub struct JobReport {
     /// Variables (as `name` or `name@label`) left out because they are
     /// zero on every rank.
     pub skipped_zero: Vec<String>,
+    /// Per-rank profiles, by name.
+    pub profile: Vec<ProfileReport>,
+    /// Ranks whose partial is missing or malformed: how many and the
+    /// first (lowest rank) with why. Their values are not in the figures.
+    pub problems: Option<(u64, usize, String)>,
     /// The options it was made with.
     pub options: ReportOptions,
 }
@@ -192,8 +285,9 @@ impl JobReport {
         JobReport::from_ranks_with(inputs, ReportOptions::default())
     }
 
-    /// The report of `inputs`, rank 0 first. Refuses an empty list and an
-    /// input whose [`RankInput::rank`] is given and is not its position.
+    /// The report of `inputs`, rank 0 first: each made into its
+    /// [`Partial`], merged, finished. Refuses an empty list and an input
+    /// whose [`RankInput::rank`] is given and is not its position.
     pub fn from_ranks_with(
         inputs: Vec<RankInput>,
         options: ReportOptions,
@@ -201,6 +295,9 @@ impl JobReport {
         if inputs.is_empty() {
             return Err(ReportError::Ranks("no rank inputs".into()));
         }
+        let nranks = u32::try_from(inputs.len())
+            .map_err(|_| ReportError::Ranks(format!("{} ranks", inputs.len())))?;
+        let mut job: Option<Partial> = None;
         for (i, input) in inputs.iter().enumerate() {
             if let Some(r) = input.rank
                 && r as usize != i
@@ -209,100 +306,146 @@ impl JobReport {
                     "input {i} says it is rank {r}: inputs must be in rank order"
                 )));
             }
-        }
-        let nranks = inputs.len();
-        let mut entries: Vec<Entry> = Vec::new();
-        let mut by_key: HashMap<(String, PvarClass, Instance), usize> = HashMap::new();
-        let mut ranks = Vec::with_capacity(nranks);
-        for (r, input) in inputs.into_iter().enumerate() {
-            let mut labels: HashMap<u64, &str> = HashMap::new();
-            for (object, label) in &input.labels {
-                labels.entry(*object).or_insert(label.as_str());
+            let p = Partial::of_rank(input, i as u32, nranks, &options);
+            match &mut job {
+                Some(j) => j.merge(p),
+                None => job = Some(p),
             }
-            let mut seen: HashSet<(String, PvarClass, Instance)> = HashSet::new();
-            for v in &input.snapshot.variables {
-                if v.values.is_empty() {
-                    continue;
-                }
-                let mut instance = match v.object {
-                    None => Instance::Process,
-                    Some(o) => match labels.get(&o) {
-                        Some(l) => Instance::Labelled((*l).to_string()),
-                        None => Instance::Object(o),
-                    },
-                };
-                let mut key = (v.name.clone(), v.class, instance.clone());
-                if seen.contains(&key) {
-                    // Two objects with one label on this rank: keep them
-                    // apart (they cannot be matched across ranks).
-                    instance = Instance::Labelled(format!(
-                        "{} (object {:#x})",
-                        instance.label(),
-                        v.object.unwrap_or(0)
-                    ));
-                    key.2 = instance.clone();
-                }
-                seen.insert(key.clone());
-                let at = *by_key.entry(key).or_insert_with(|| {
-                    let category = v
-                        .category
-                        .and_then(|c| input.snapshot.categories.get(c))
-                        .map(|c| c.name.clone());
-                    entries.push(Entry::new(v, instance, category, nranks));
-                    entries.len() - 1
-                });
-                entries[at].per_rank[r] = Some(rank_values(v));
-            }
-            let p = input.snapshot.process;
-            ranks.push(RankInfo {
-                rank: r,
-                pid: p.pid,
-                program: p.program,
-                engine_version: p.engine_version,
-                unix_ns: p.unix_ns,
-                live_threads: p.live_threads,
-                elapsed: input.elapsed,
-                labels: input.labels,
-            });
         }
-        // Bound instances right after their variable's first row.
+        let job = job.ok_or_else(|| ReportError::Ranks("no rank inputs".into()))?;
+        Ok(JobReport::from_partial(job, options))
+    }
+
+    /// The report of a job's [`Partial`] (all its ranks merged), with the
+    /// options every rank used to make its partial.
+    pub fn from_partial(partial: Partial, options: ReportOptions) -> JobReport {
+        let nranks = partial.shape.nranks as usize;
+        let Partial {
+            shape,
+            ranks,
+            entries,
+            profile,
+            problems,
+        } = partial;
+
+        // Variables in order of first appearance, each variable's bound
+        // instances right after its first row, labelled ones first.
+        let mut group_first: HashMap<(&str, PvarClass), (u32, u32)> = HashMap::new();
+        for e in &entries {
+            let g = group_first
+                .entry((e.key.name.as_str(), e.key.class))
+                .or_insert(e.first);
+            *g = (*g).min(e.first);
+        }
         let mut order: Vec<usize> = (0..entries.len()).collect();
-        let first_of: HashMap<(&str, PvarClass), usize> =
-            entries
-                .iter()
-                .enumerate()
-                .rev()
-                .fold(HashMap::new(), |mut m, (i, e)| {
-                    m.insert((e.name.as_str(), e.class), i);
-                    m
-                });
-        // Labelled instances before the unlabelled ones.
         order.sort_by_key(|&i| {
             let e = &entries[i];
-            let unlabelled = matches!(e.instance, Instance::Object(_));
-            (first_of[&(e.name.as_str(), e.class)], unlabelled, i)
+            let unlabelled = matches!(e.key.instance, Instance::Object(_));
+            (
+                group_first[&(e.key.name.as_str(), e.key.class)],
+                unlabelled,
+                e.first,
+                i,
+            )
         });
+        drop(group_first);
+        let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
         let mut variables = Vec::new();
         let mut skipped_zero = Vec::new();
-        let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
         for i in order {
             let Some(e) = slots[i].take() else { continue };
-            let var = e.finish(nranks, &options);
-            if !options.include_zero && all_zero(&var) {
-                skipped_zero.push(match &var.instance {
-                    Instance::Process => var.name.clone(),
-                    other => format!("{}@{}", var.name, other.label()),
-                });
+            let var = finish_entry(
+                e,
+                shape.nranks as usize,
+                shape.matrix_bins as usize,
+                &options,
+            );
+            let zero = var.elements.iter().all(|e| !e.nonzero)
+                && var
+                    .peer
+                    .as_ref()
+                    .is_none_or(|p| p.cells.is_empty() && p.top.is_empty());
+            if zero && !options.include_zero {
+                skipped_zero.push(var.key());
                 continue;
             }
             variables.push(var);
         }
-        Ok(JobReport {
-            ranks,
+
+        let bins = shape.profile_bins as usize;
+        // The configured series first, in their order; then the per-peer
+        // arrays' row totals, by name.
+        let mut profile = profile;
+        profile.sort_by_key(|s| {
+            options
+                .profile
+                .iter()
+                .position(|p| p.name == s.name)
+                .unwrap_or(usize::MAX)
+        });
+        let profile = profile
+            .into_iter()
+            .map(|s| {
+                let mut overall = Acc::EMPTY;
+                s.bins.iter().for_each(|(_, a)| overall.merge(a));
+                ProfileReport {
+                    name: s.name,
+                    unit: s.unit,
+                    nranks,
+                    bins,
+                    overall: overall.stats(PvarClass::Counter),
+                    blocks: s
+                        .bins
+                        .iter()
+                        .filter_map(|(bin, acc)| {
+                            let (a, b) = bin_ranks(u64::from(*bin), nranks as u64, bins as u64);
+                            Some(ProfileBlock {
+                                bin: *bin as usize,
+                                ranks: a as usize..b as usize,
+                                stats: acc.stats(PvarClass::Counter)?,
+                            })
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+
+        let names = |t: super::partial::Tally| {
+            let mut v: Vec<NameCount> = t
+                .names
+                .into_iter()
+                .map(|(name, ranks, first)| NameCount {
+                    name,
+                    ranks,
+                    first_rank: first as usize,
+                })
+                .collect();
+            v.sort_by_key(|n| n.first_rank);
+            (v, t.other)
+        };
+        let (programs, other_programs) = names(ranks.programs);
+        let (engines, other_engines) = names(ranks.engines);
+        JobReport {
+            nranks,
+            ranks: RanksSummary {
+                reporting: ranks.count,
+                programs,
+                other_programs,
+                engines,
+                other_engines,
+                pids: ranks.pids.iter().map(|&(r, p)| (r as usize, p)).collect(),
+                elapsed: ranks.elapsed.stats(PvarClass::Timer),
+                live_threads: ranks.live_threads.stats(PvarClass::Level),
+                unix_ns: ranks.unix_ns,
+            },
             variables,
             skipped_zero,
+            profile,
+            problems: problems
+                .first
+                .map(|(rank, why)| (problems.count, rank as usize, why)),
             options,
-        })
+        }
     }
 
     /// The unbound variable `name` (the first of that name, if several
@@ -320,300 +463,92 @@ impl JobReport {
             .find(|v| v.name == name && matches!(&v.instance, Instance::Labelled(l) if l == label))
     }
 
-    /// The variables shown as per-peer matrices.
-    pub fn matrices(&self) -> impl Iterator<Item = &VarReport> {
-        self.variables.iter().filter(|v| v.peer_matrix)
+    /// The per-peer arrays.
+    pub fn matrices(&self) -> impl Iterator<Item = (&VarReport, &PeerReport)> {
+        self.variables
+            .iter()
+            .filter_map(|v| v.peer.as_ref().map(|p| (v, p)))
     }
 
-    /// The longest [`RankInfo::elapsed`] and its rank, if any rank knows
-    /// its wall time.
+    /// The profile series `name`.
+    pub fn profile(&self, name: &str) -> Option<&ProfileReport> {
+        self.profile.iter().find(|p| p.name == name)
+    }
+
+    /// The longest wall time and its rank, if any rank knows its own.
     pub fn wall_time(&self) -> Option<(Duration, usize)> {
-        let mut best: Option<(Duration, usize)> = None;
-        for r in &self.ranks {
-            if let Some(d) = r.elapsed
-                && best.is_none_or(|(b, _)| d > b)
-            {
-                best = Some((d, r.rank));
-            }
-        }
-        best
+        let s = self.ranks.elapsed.as_ref()?;
+        Some((
+            Duration::try_from_secs_f64(s.max.as_f64()).unwrap_or_default(),
+            s.max_rank,
+        ))
     }
 }
 
-/// COUNTER, AGGREGATE, TIMER, LEVEL, SIZE: the sum over ranks means
-/// something.
-fn has_total(class: PvarClass) -> bool {
-    class.is_sum() || matches!(class, PvarClass::Level | PvarClass::Size)
-}
-
-/// One rank's values of a variable instance, and its marks (watermarks).
-type RankValues = (Vec<Number>, Option<Vec<Number>>);
-
-/// A variable instance while the ranks are read.
-struct Entry {
-    name: String,
-    class: PvarClass,
-    datatype: Datatype,
-    description: String,
-    category: Option<String>,
-    bind: BindKind,
-    instance: Instance,
-    /// Per rank: values and marks (converted: TIMER in seconds).
-    per_rank: Vec<Option<RankValues>>,
-}
-
-impl Entry {
-    fn new(v: &VarSnapshot, instance: Instance, category: Option<String>, nranks: usize) -> Entry {
-        Entry {
-            name: v.name.clone(),
-            class: v.class,
-            datatype: if v.class == PvarClass::Timer {
-                Datatype::Double
-            } else {
-                v.datatype
-            },
-            description: v.description.clone(),
-            category,
-            bind: v.bind,
-            instance,
-            per_rank: vec![None; nranks],
-        }
-    }
-
-    fn finish(self, nranks: usize, options: &ReportOptions) -> VarReport {
-        let count = self
-            .per_rank
-            .iter()
-            .flatten()
-            .map(|(v, _)| v.len())
-            .max()
-            .unwrap_or(0);
-        let has_marks =
-            self.class.is_watermark() && self.per_rank.iter().flatten().any(|(_, m)| m.is_some());
-        let names = options
-            .element_names
-            .iter()
-            .find(|(n, _)| *n == self.name)
-            .map(|(_, names)| names.as_slice())
-            .unwrap_or(&[]);
-        let elements = (0..count)
-            .map(|i| {
-                let values: Vec<Option<Number>> = self
-                    .per_rank
-                    .iter()
-                    .map(|r| r.as_ref().and_then(|(v, _)| v.get(i).copied()))
-                    .collect();
-                let marks: Option<Vec<Option<Number>>> = has_marks.then(|| {
-                    self.per_rank
-                        .iter()
-                        .map(|r| {
-                            r.as_ref()
-                                .and_then(|(_, m)| m.as_ref())
-                                .and_then(|m| m.get(i).copied())
-                        })
-                        .collect()
-                });
-                // A watermark's figures are of its marks (the level where
-                // a rank has none).
-                let basis: Vec<Option<Number>> = match &marks {
-                    Some(m) => m.iter().zip(&values).map(|(m, v)| m.or(*v)).collect(),
-                    None => values.clone(),
-                };
-                ElementReport {
+fn finish_entry(e: Entry, nranks: usize, bins: usize, options: &ReportOptions) -> VarReport {
+    let names = options
+        .element_names
+        .iter()
+        .find(|(n, _)| *n == e.key.name)
+        .map(|(_, names)| names.as_slice())
+        .unwrap_or(&[]);
+    let class = e.key.class;
+    let (elements, peer) = match e.body {
+        Body::Elements(accs) => (
+            accs.iter()
+                .enumerate()
+                .map(|(i, acc)| ElementReport {
                     index: i,
                     name: names.get(i).cloned(),
-                    stats: stats(self.class, &basis),
-                    values,
-                    marks,
-                }
-            })
-            .collect();
-        let peer_matrix = count == nranks
-            && count > 0
-            && (options.peer_variables.contains(&self.name)
-                || (options.auto_peer
-                    && (self
-                        .category
-                        .as_deref()
-                        .is_some_and(|c| c.ends_with("_peer"))
-                        || self.name.split('_').any(|w| w == "peer"))));
-        VarReport {
-            unit: match self.class {
-                PvarClass::Timer => Some("seconds"),
-                PvarClass::Percentage => Some("ratio"),
-                _ => None,
-            },
-            name: self.name,
-            class: self.class,
-            datatype: self.datatype,
-            description: self.description,
-            category: self.category,
-            bind: self.bind,
-            instance: self.instance,
-            peer_matrix,
-            elements,
+                    stats: acc.stats(class),
+                    nonzero: acc.nonzero,
+                })
+                .collect(),
+            None,
+        ),
+        Body::Peer(p) => {
+            let mut total = super::stats::Sum::default();
+            p.cells.iter().for_each(|c| total.merge(&c.sum));
+            (
+                Vec::new(),
+                Some(PeerReport {
+                    nranks,
+                    bins,
+                    sent: p.sent.stats(class),
+                    total: total.total(),
+                    cells: p
+                        .cells
+                        .iter()
+                        .map(|c| MatrixCell {
+                            row: c.row as usize,
+                            col: c.col as usize,
+                            value: c.sum.total(),
+                        })
+                        .collect(),
+                    top: p
+                        .top
+                        .iter()
+                        .map(|t| PeerPair {
+                            from: t.from as usize,
+                            to: t.to as usize,
+                            value: t.value,
+                        })
+                        .collect(),
+                }),
+            )
         }
-    }
-}
-
-/// A rank's values and marks, TIMER converted to seconds.
-fn rank_values(v: &VarSnapshot) -> RankValues {
-    let convert = |n: Number| match (v.class, n) {
-        (PvarClass::Timer, Number::Double(_)) => n,
-        (PvarClass::Timer, n) => Number::Double(n.as_f64() / 1e9),
-        _ => n,
     };
-    (
-        v.values.iter().copied().map(convert).collect(),
-        v.marks
-            .as_ref()
-            .map(|m| m.iter().copied().map(convert).collect()),
-    )
-}
-
-fn is_zero(n: Number) -> bool {
-    match n {
-        Number::Unsigned(u) => u == 0,
-        Number::Signed(i) => i == 0,
-        Number::Double(d) => d == 0.0,
-    }
-}
-
-fn all_zero(v: &VarReport) -> bool {
-    v.elements.iter().all(|e| {
-        e.values.iter().flatten().all(|n| is_zero(*n))
-            && e.marks.iter().flatten().flatten().all(|n| is_zero(*n))
-    })
-}
-
-/// Orders two values of possibly different representations exactly
-/// (integers) or by `f64::total_cmp`.
-pub(super) fn compare(a: Number, b: Number) -> Ordering {
-    match (a, b) {
-        (Number::Unsigned(x), Number::Unsigned(y)) => x.cmp(&y),
-        (Number::Signed(x), Number::Signed(y)) => x.cmp(&y),
-        (Number::Unsigned(x), Number::Signed(y)) => i128::from(x).cmp(&i128::from(y)),
-        (Number::Signed(x), Number::Unsigned(y)) => i128::from(x).cmp(&i128::from(y)),
-        _ => a.as_f64().total_cmp(&b.as_f64()),
-    }
-}
-
-/// The sum of `nums`: exact for integers (saturating at the type's
-/// bounds), `f64` as soon as one is a double. Also returns the sum as
-/// `f64` (from the exact integer sum).
-pub(super) fn sum(nums: &[Number]) -> (Number, f64) {
-    if nums.iter().any(|n| matches!(n, Number::Double(_))) {
-        let s: f64 = nums.iter().map(|n| n.as_f64()).sum();
-        return (Number::Double(s), s);
-    }
-    let s: i128 = nums
-        .iter()
-        .map(|n| match *n {
-            Number::Unsigned(u) => i128::from(u),
-            Number::Signed(i) => i128::from(i),
-            Number::Double(_) => 0,
-        })
-        .fold(0i128, |a, b| a.saturating_add(b));
-    let exact = if nums.iter().any(|n| matches!(n, Number::Signed(_))) {
-        Number::Signed(s.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
-    } else {
-        Number::Unsigned(s.clamp(0, i128::from(u64::MAX)) as u64)
-    };
-    (exact, s as f64)
-}
-
-/// The figures over the ranks that report a value.
-fn stats(class: PvarClass, values: &[Option<Number>]) -> Option<Stats> {
-    let present: Vec<(usize, Number)> = values
-        .iter()
-        .enumerate()
-        .filter_map(|(r, v)| v.map(|v| (r, v)))
-        .collect();
-    let &(first_rank, first) = present.first()?;
-    let (mut min, mut min_rank, mut max, mut max_rank) = (first, first_rank, first, first_rank);
-    for &(r, v) in &present[1..] {
-        if compare(v, min) == Ordering::Less {
-            (min, min_rank) = (v, r);
-        }
-        if compare(v, max) == Ordering::Greater {
-            (max, max_rank) = (v, r);
-        }
-    }
-    let nums: Vec<Number> = present.iter().map(|&(_, v)| v).collect();
-    let (total, total_f64) = sum(&nums);
-    let mean = total_f64 / present.len() as f64;
-    let balanced = !matches!(class, PvarClass::State | PvarClass::Generic);
-    let max_f = max.as_f64();
-    Some(Stats {
-        ranks: present.len(),
-        total: has_total(class).then_some(total),
-        min,
-        min_rank,
-        mean,
-        max,
-        max_rank,
-        imbalance: (balanced && mean != 0.0).then(|| max_f / mean),
-        imbalance_fraction: (balanced && max_f != 0.0).then(|| (max_f - mean) / max_f),
-        mark: match class {
-            PvarClass::HighWatermark => Some((max, max_rank)),
-            PvarClass::LowWatermark => Some((min, min_rank)),
-            _ => None,
-        },
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stats_pick_the_lowest_rank_on_ties_and_skip_absent_ranks() {
-        let u = Number::Unsigned;
-        let s = stats(
-            PvarClass::Counter,
-            &[Some(u(4)), None, Some(u(8)), Some(u(8)), Some(u(4))],
-        )
-        .unwrap();
-        assert_eq!(s.ranks, 4);
-        assert_eq!((s.min, s.min_rank, s.max, s.max_rank), (u(4), 0, u(8), 2));
-        assert_eq!(s.total, Some(u(24)));
-        assert_eq!(s.mean, 6.0);
-        assert_eq!(s.imbalance, Some(8.0 / 6.0));
-        assert_eq!(s.imbalance_fraction, Some(0.25));
-        assert!(stats(PvarClass::Counter, &[None, None]).is_none());
-    }
-
-    #[test]
-    fn zero_means_no_imbalance_and_state_has_none() {
-        let s = stats(PvarClass::Counter, &[Some(Number::Unsigned(0))]).unwrap();
-        assert_eq!((s.imbalance, s.imbalance_fraction), (None, None));
-        let s = stats(
-            PvarClass::State,
-            &[Some(Number::Signed(1)), Some(Number::Signed(3))],
-        )
-        .unwrap();
-        assert_eq!((s.imbalance, s.total), (None, None));
-        assert_eq!(s.mean, 2.0);
-    }
-
-    #[test]
-    fn sums_are_exact_and_saturate() {
-        let big = Number::Unsigned(u64::MAX - 1);
-        assert_eq!(
-            sum(&[big, Number::Unsigned(5)]).0,
-            Number::Unsigned(u64::MAX)
-        );
-        assert_eq!(
-            sum(&[Number::Unsigned(3), Number::Signed(-5)]).0,
-            Number::Signed(-2)
-        );
-        assert_eq!(
-            sum(&[Number::Unsigned(1), Number::Double(0.5)]).0,
-            Number::Double(1.5)
-        );
-        assert_eq!(
-            compare(Number::Signed(-1), Number::Unsigned(u64::MAX)),
-            Ordering::Less
-        );
+    VarReport {
+        unit: unit(class),
+        name: e.key.name,
+        class,
+        datatype: e.datatype,
+        description: e.description,
+        category: e.category,
+        bind: e.bind,
+        instance: e.key.instance,
+        elements,
+        peer,
+        inconsistent_ranks: e.conflicts,
     }
 }

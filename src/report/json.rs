@@ -1,15 +1,18 @@
-//! The report as JSON, schema `pvar.report.v1`, written by hand (strings
+//! The report as JSON, schema `pvar.report.v2`, written by hand (strings
 //! escaped per RFC 8259, non-finite numbers as `null`, object values as
 //! `"0x…"` strings so that no 64-bit handle loses bits in a consumer that
-//! reads numbers as doubles).
+//! reads numbers as doubles). The schema is in the `docs/mpi.md` guide.
 
 use std::io::{self, Write};
 
-use super::aggregate::{ElementReport, Instance, JobReport, RankInfo, VarReport};
+use super::aggregate::{
+    ElementReport, Instance, JobReport, NameCount, PeerReport, ProfileReport, VarReport,
+};
+use super::stats::Stats;
 use crate::export::snapshot::Number;
 
 impl JobReport {
-    /// Writes the report as JSON of schema `pvar.report.v1` (see the
+    /// Writes the report as JSON of schema `pvar.report.v2` (see the
     /// `docs/mpi.md` guide for the schema).
     pub fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
         write_json(self, out)
@@ -18,78 +21,108 @@ impl JobReport {
 
 fn write_json(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
     let mut w = Json(String::new());
+    let o = &report.options;
     w.raw("{\n  \"schema\": ");
     w.str(super::JSON_SCHEMA);
-    w.raw(&format!(",\n  \"nranks\": {}", report.ranks.len()));
+    w.raw(&format!(",\n  \"nranks\": {}", report.nranks));
     w.raw(",\n  \"wall_seconds\": ");
     w.f64_opt(report.wall_time().map(|(d, _)| d.as_secs_f64()));
     w.raw(",\n  \"options\": {\"include_zero\": ");
-    w.raw(bool_str(report.options.include_zero));
+    w.raw(bool_str(o.include_zero));
     w.raw(", \"auto_peer\": ");
-    w.raw(bool_str(report.options.auto_peer));
+    w.raw(bool_str(o.auto_peer));
     w.raw(", \"peer_variables\": ");
-    w.str_array(report.options.peer_variables.iter().map(String::as_str));
-    w.raw("}");
-    w.raw(",\n  \"ranks\": [");
-    for (i, r) in report.ranks.iter().enumerate() {
-        w.raw(if i == 0 { "\n    " } else { ",\n    " });
-        rank(&mut w, r);
+    w.str_array(o.peer_variables.iter().map(String::as_str));
+    w.raw(&format!(
+        ", \"matrix_bins\": {}, \"top_pairs\": {}, \"profile_bins\": {}}}",
+        o.matrix_bins, o.top_pairs, o.profile_bins
+    ));
+    ranks(&mut w, report);
+    w.raw(",\n  \"problems\": ");
+    match &report.problems {
+        Some((count, rank, why)) => {
+            w.raw(&format!(
+                "{{\"ranks\": {count}, \"first_rank\": {rank}, \"first\": "
+            ));
+            w.str(why);
+            w.raw("}");
+        }
+        None => w.raw("null"),
     }
-    w.raw("\n  ],\n  \"skipped_zero\": ");
+    w.raw(",\n  \"skipped_zero\": ");
     w.str_array(report.skipped_zero.iter().map(String::as_str));
     w.raw(",\n  \"variables\": [");
     for (i, v) in report.variables.iter().enumerate() {
         w.raw(if i == 0 { "\n    " } else { ",\n    " });
-        variable(&mut w, v);
+        variable(&mut w, v, o.include_zero);
     }
     w.raw("\n  ],\n  \"matrices\": [");
     let matrices = report
         .variables
         .iter()
         .enumerate()
-        .filter(|(_, v)| v.peer_matrix);
-    for (n, (i, v)) in matrices.enumerate() {
+        .filter_map(|(i, v)| v.peer.as_ref().map(|p| (i, v, p)));
+    for (n, (i, v, p)) in matrices.enumerate() {
         w.raw(if n == 0 { "\n    " } else { ",\n    " });
-        w.raw(&format!("{{\"variable\": {i}, \"name\": "));
-        w.str(&v.name);
-        w.raw(", \"instance\": ");
-        instance(&mut w, &v.instance);
-        w.raw(", \"rows\": [");
-        for (r, row) in v.matrix().unwrap_or_default().iter().enumerate() {
-            if r > 0 {
-                w.raw(", ");
-            }
-            w.numbers(row);
-        }
-        w.raw("]}");
+        matrix(&mut w, i, v, p);
+    }
+    w.raw("\n  ],\n  \"profile\": [");
+    for (i, p) in report.profile.iter().enumerate() {
+        w.raw(if i == 0 { "\n    " } else { ",\n    " });
+        profile(&mut w, p);
     }
     w.raw("\n  ]\n}\n");
     out.write_all(w.0.as_bytes())
 }
 
-fn rank(w: &mut Json, r: &RankInfo) {
+fn ranks(w: &mut Json, report: &JobReport) {
+    let r = &report.ranks;
     w.raw(&format!(
-        "{{\"rank\": {}, \"pid\": {}, \"program\": ",
-        r.rank, r.pid
+        ",\n  \"ranks\": {{\"reporting\": {}, \"programs\": ",
+        r.reporting
     ));
-    w.str(&r.program);
-    w.raw(", \"engine_version\": ");
-    w.str(&r.engine_version);
+    names(w, &r.programs);
     w.raw(&format!(
-        ", \"unix_ns\": {}, \"live_threads\": {}, \"elapsed_seconds\": ",
-        r.unix_ns, r.live_threads
+        ", \"other_programs\": {}, \"engines\": ",
+        r.other_programs
     ));
-    w.f64_opt(r.elapsed.map(|d| d.as_secs_f64()));
-    w.raw(", \"labels\": [");
-    for (i, (object, label)) in r.labels.iter().enumerate() {
+    names(w, &r.engines);
+    w.raw(&format!(
+        ", \"other_engines\": {}, \"pids\": [",
+        r.other_engines
+    ));
+    for (i, (rank, pid)) in r.pids.iter().enumerate() {
         if i > 0 {
             w.raw(", ");
         }
-        w.raw(&format!("{{\"object\": \"{object:#x}\", \"label\": "));
-        w.str(label);
-        w.raw("}");
+        w.raw(&format!("{{\"rank\": {rank}, \"pid\": {pid}}}"));
     }
-    w.raw("]}");
+    w.raw("],\n    \"elapsed_seconds\": ");
+    stats_opt(w, r.elapsed.as_ref());
+    w.raw(",\n    \"live_threads\": ");
+    stats_opt(w, r.live_threads.as_ref());
+    w.raw(",\n    \"snapshot_unix_ns\": ");
+    match r.unix_ns {
+        Some((a, b)) => w.raw(&format!("{{\"min\": {a}, \"max\": {b}}}")),
+        None => w.raw("null"),
+    }
+    w.raw("}");
+}
+
+fn names(w: &mut Json, names: &[NameCount]) {
+    w.raw("[");
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            w.raw(", ");
+        }
+        w.raw("{\"name\": ");
+        w.str(&n.name);
+        w.raw(&format!(
+            ", \"ranks\": {}, \"first_rank\": {}}}",
+            n.ranks, n.first_rank
+        ));
+    }
+    w.raw("]");
 }
 
 fn instance(w: &mut Json, i: &Instance) {
@@ -104,7 +137,7 @@ fn instance(w: &mut Json, i: &Instance) {
     }
 }
 
-fn variable(w: &mut Json, v: &VarReport) {
+fn variable(w: &mut Json, v: &VarReport, include_zero: bool) {
     w.raw("{\"name\": ");
     w.str(&v.name);
     w.raw(", \"class\": ");
@@ -130,9 +163,17 @@ fn variable(w: &mut Json, v: &VarReport) {
     w.raw(", \"has_total\": ");
     w.raw(bool_str(v.has_total()));
     w.raw(", \"peer_matrix\": ");
-    w.raw(bool_str(v.peer_matrix));
+    w.raw(bool_str(v.peer.is_some()));
+    w.raw(&format!(
+        ", \"inconsistent_ranks\": {}, \"count\": {}",
+        v.inconsistent_ranks,
+        v.elements.len()
+    ));
+    // Elements zero on every rank are left out (unless asked for): the
+    // per-collective arrays are mostly zero.
     w.raw(",\n      \"elements\": [");
-    for (i, e) in v.elements.iter().enumerate() {
+    let shown = v.elements.iter().filter(|e| include_zero || e.nonzero);
+    for (i, e) in shown.enumerate() {
         w.raw(if i == 0 { "\n        " } else { ",\n        " });
         element(w, e);
     }
@@ -145,15 +186,14 @@ fn element(w: &mut Json, e: &ElementReport) {
         Some(n) => w.str(n),
         None => w.raw("null"),
     }
-    w.raw(", \"values\": ");
-    w.numbers(&e.values);
-    w.raw(", \"marks\": ");
-    match &e.marks {
-        Some(m) => w.numbers(m),
-        None => w.raw("null"),
-    }
-    let s = e.stats.as_ref();
-    w.raw(&format!(", \"ranks\": {}", s.map_or(0, |s| s.ranks)));
+    w.raw(&format!(", \"nonzero\": {}, ", bool_str(e.nonzero)));
+    stat_fields(w, e.stats.as_ref());
+    w.raw("}");
+}
+
+/// The fields of a [`Stats`] (all `null` without one), inside an object.
+fn stat_fields(w: &mut Json, s: Option<&Stats>) {
+    w.raw(&format!("\"ranks\": {}", s.map_or(0, |s| s.ranks)));
     w.raw(", \"total\": ");
     w.number_opt(s.and_then(|s| s.total));
     w.raw(", \"min\": ");
@@ -174,7 +214,104 @@ fn element(w: &mut Json, e: &ElementReport) {
     w.number_opt(s.and_then(|s| s.mark.map(|m| m.0)));
     w.raw(", \"mark_rank\": ");
     w.usize_opt(s.and_then(|s| s.mark.map(|m| m.1)));
-    w.raw("}");
+}
+
+fn stats_opt(w: &mut Json, s: Option<&Stats>) {
+    match s {
+        Some(s) => {
+            w.raw("{");
+            stat_fields(w, Some(s));
+            w.raw("}");
+        }
+        None => w.raw("null"),
+    }
+}
+
+fn matrix(w: &mut Json, index: usize, v: &VarReport, p: &PeerReport) {
+    w.raw(&format!("{{\"variable\": {index}, \"name\": "));
+    w.str(&v.name);
+    w.raw(", \"instance\": ");
+    instance(w, &v.instance);
+    w.raw(", \"class\": ");
+    w.str(v.class.short_name());
+    w.raw(", \"unit\": ");
+    match v.unit {
+        Some(u) => w.str(u),
+        None => w.raw("null"),
+    }
+    w.raw(&format!(
+        ", \"nranks\": {}, \"bins\": {}, \"exact\": {}, \"total\": ",
+        p.nranks,
+        p.bins,
+        bool_str(p.is_exact())
+    ));
+    w.number_opt(Some(p.total));
+    w.raw(",\n      \"sent\": ");
+    stats_opt(w, p.sent.as_ref());
+    w.raw(",\n      \"bin_starts\": [");
+    for b in 0..p.bins {
+        if b > 0 {
+            w.raw(", ");
+        }
+        w.raw(&p.bin_ranks(b).start.to_string());
+    }
+    w.raw("],\n      \"top_pairs\": [");
+    for (i, t) in p.top.iter().enumerate() {
+        if i > 0 {
+            w.raw(", ");
+        }
+        w.raw(&format!(
+            "{{\"from\": {}, \"to\": {}, \"value\": ",
+            t.from, t.to
+        ));
+        w.number_opt(Some(t.value));
+        w.raw("}");
+    }
+    w.raw("],\n      \"rows\": [");
+    for (r, row) in p.dense().iter().enumerate() {
+        if r > 0 {
+            w.raw(",\n        ");
+        }
+        w.raw("[");
+        for (c, x) in row.iter().enumerate() {
+            if c > 0 {
+                w.raw(", ");
+            }
+            w.number_opt(Some(*x));
+        }
+        w.raw("]");
+    }
+    w.raw("]}");
+}
+
+fn profile(w: &mut Json, p: &ProfileReport) {
+    w.raw("{\"name\": ");
+    w.str(&p.name);
+    w.raw(", \"unit\": ");
+    match p.unit {
+        Some(u) => w.str(u),
+        None => w.raw("null"),
+    }
+    w.raw(&format!(
+        ", \"nranks\": {}, \"bins\": {}, \"exact\": {},\n      \"overall\": ",
+        p.nranks,
+        p.bins,
+        bool_str(p.bins == p.nranks)
+    ));
+    stats_opt(w, p.overall.as_ref());
+    w.raw(",\n      \"blocks\": [");
+    for (i, b) in p.blocks.iter().enumerate() {
+        w.raw(if i == 0 { "\n        " } else { ",\n        " });
+        w.raw(&format!(
+            "{{\"bin\": {}, \"first_rank\": {}, \"last_rank\": {}, ",
+            b.bin,
+            b.ranks.start,
+            b.ranks.end.saturating_sub(1)
+        ));
+        stat_fields(w, Some(&b.stats));
+        w.raw("}");
+    }
+    w.raw("]}");
 }
 
 fn bool_str(b: bool) -> &'static str {
@@ -246,17 +383,6 @@ impl Json {
             None => self.0.push_str("null"),
         }
     }
-
-    fn numbers(&mut self, ns: &[Option<Number>]) {
-        self.0.push('[');
-        for (i, n) in ns.iter().enumerate() {
-            if i > 0 {
-                self.0.push_str(", ");
-            }
-            self.number_opt(*n);
-        }
-        self.0.push(']');
-    }
 }
 
 #[cfg(test)]
@@ -269,14 +395,17 @@ mod tests {
         w.str("a\"b\\c\n\u{1}é");
         assert_eq!(w.0, "\"a\\\"b\\\\c\\n\\u0001é\"");
         let mut w = Json(String::new());
-        w.numbers(&[
+        for n in [
             Some(Number::Double(f64::NAN)),
             Some(Number::Double(f64::INFINITY)),
             Some(Number::Double(2.5e-7)),
             Some(Number::Double(1.0)),
             Some(Number::Signed(-3)),
             None,
-        ]);
-        assert_eq!(w.0, "[null, null, 2.5e-7, 1.0, -3, null]");
+        ] {
+            w.number_opt(n);
+            w.raw(" ");
+        }
+        assert_eq!(w.0, "null null 2.5e-7 1.0 -3 null ");
     }
 }

@@ -1,29 +1,46 @@
-//! A report across the ranks of a parallel job: every rank's variables
-//! gathered on one rank and summarised per variable — total, min / mean /
-//! max with the ranks that hold them, imbalance — per communicator (bound
-//! variables, matched by label), and per-peer arrays as rank × rank
-//! matrices; written as mpiP-like text ([`JobReport::write_text`]) or as
-//! JSON of schema `pvar.report.v1` ([`JobReport::write_json`]).
+//! A report across the ranks of a parallel job, in the manner of mpiP:
+//! per variable the total, min / mean / max with the ranks that hold
+//! them and the imbalance; per communicator (bound variables, matched by
+//! label); per-peer arrays as rank × rank matrices (binned beyond 256
+//! ranks) with their largest pairs; per-rank profiles (time in timers,
+//! what each rank sent). Written as text ([`JobReport::write_text`]) or as
+//! JSON of schema `pvar.report.v2` ([`JobReport::write_json`]), always
+//! complete on disk ([`write_atomically`]); `pvar report` draws it as an
+//! HTML page.
+//!
+//! # Scale
+//!
+//! The report is a reduction, not a gather: each rank makes a
+//! [`Partial`] of its own values ([`Partial::of_rank`]), partials merge
+//! associatively ([`Partial::merge`]) along a binomial tree
+//! ([`tree::reduce`]), and the root finishes the job's partial into a
+//! [`JobReport`] ([`JobReport::from_partial`]). A partial's size depends
+//! on the variables, the communicators and the [`ReportOptions`], not on
+//! the number of ranks, so the root's memory and time are
+//! O(variables + communicators + matrix blocks) and it receives
+//! ⌈log2 ranks⌉ partials. The price: per-rank values are not in the
+//! report, only their statistics (and per-rank profiles in blocks of
+//! ranks beyond 1,024 ranks).
 //!
 //! The module knows nothing of MPI: a rank's contribution is a
 //! [`RankInput`] — its [`Snapshot`] plus *labels*, rank-independent names
 //! of the objects its bound variables are bound to (`MPI_COMM_WORLD`,
-//! `comm[0-3]`, …) — which travels as bytes ([`encode_payload`] /
-//! [`decode_payload`]; the decoder treats its input as hostile). Moving
-//! the bytes is the caller's: an MPI gather (feature `mpi`:
-//! `pvar::report::mpi::gather` over rsmpi; the pvar interposer does it in
-//! C), files, anything. [`JobReport::from_ranks`] then matches the ranks' variables
-//! and computes the figures.
+//! `comm[0-3]`, …); partials travel as bytes ([`Partial::encode`] /
+//! [`Partial::decode`]; the decoder treats its input as hostile) over a
+//! [`tree::Link`]: MPI point-to-point (feature `mpi`:
+//! `pvar::report::mpi::reduce` over rsmpi; the pvar interposer drives the
+//! same tree from C), or anything else.
 //!
 //! - [`Collector`]: a rank's side — an [`Observer`] (with watermark marks)
 //!   created when the run starts, so that marks and the wall time cover
 //!   the run;
-//! - [`RankInput`], [`encode_payload`], [`decode_payload`],
-//!   [`decode_concatenated`]: a rank's payload;
-//! - [`JobReport`], [`VarReport`], [`ElementReport`], [`Stats`]: the
-//!   figures, with [`ReportOptions`] (all-zero variables, per-peer rule,
-//!   element names);
-//! - [`JobReport::write_text`], [`JobReport::write_json`]: rendering.
+//! - [`RankInput`], [`Partial`], [`tree`]: the reduction;
+//! - [`JobReport`], [`VarReport`], [`ElementReport`], [`Stats`],
+//!   [`PeerReport`], [`ProfileReport`]: the figures, with
+//!   [`ReportOptions`] (all-zero variables, per-peer rule, element names,
+//!   matrix blocks, profiles);
+//! - [`JobReport::write_text`], [`JobReport::write_json`],
+//!   [`write_atomically`]: rendering.
 //!
 //! # Matching and figures
 //!
@@ -31,8 +48,10 @@
 //! reported per element. A bound variable is reported once per object
 //! instance, matched by the object's label where the rank gave one, by
 //! the object value otherwise (only meaningful where handles are equal
-//! across ranks). Statistics are over the ranks that report the value (a
-//! communicator's instance exists only on its members):
+//! across ranks). The job's set of variables is the union of the ranks'
+//! (no agreement step: merging partials unites their keys). Statistics
+//! are over the ranks that report the value (a communicator's instance
+//! exists only on its members):
 //!
 //! | class | value per rank | `total` | min / mean / max, imbalance |
 //! |---|---|---|---|
@@ -47,7 +66,9 @@
 //! shows it, `(max − mean) / max` (0 = balanced; the share of the busiest
 //! rank's amount that a balanced job would not have had). Both are
 //! undefined (`None`, JSON `null`, text `-`) when the mean or the max is 0.
-//! Ties go to the lowest rank.
+//! Ties go to the lowest rank. Integer sums are exact (an `i128`
+//! accumulates them); sums of doubles depend on the order of the merges
+//! in the last bits.
 //!
 //! A variable (or bound instance) that is zero on every rank — values and
 //! marks, every element — is left out unless
@@ -55,7 +76,7 @@
 //! [`JobReport::skipped_zero`]. One no rank reports values for (inactive
 //! everywhere) is always left out.
 //!
-//! # Per-peer matrices
+//! # Per-peer arrays
 //!
 //! An array variable whose element count equals the number of ranks is a
 //! per-peer array — element `j` of rank `i`'s value is what rank `i` did
@@ -63,28 +84,27 @@
 //! [`ReportOptions::peer_variables`], or (unless
 //! [`ReportOptions::auto_peer`] is off) when its category's name ends in
 //! `_peer` or `peer` is one of the `_`-separated words of its name
-//! (`pvar_mpi_peer_send_bytes`, `msgs_to_peer`). It is shown as a matrix,
-//! row = rank (the sender), column = element (the destination).
+//! (`pvar_mpi_peer_send_bytes`, `msgs_to_peer`). It is reported as a
+//! [`PeerReport`]: the rank × rank matrix (row = the sender, column = the
+//! destination) summed into blocks of consecutive ranks, at most
+//! [`ReportOptions::matrix_bins`] per side (so exact up to 256 ranks by
+//! default), the largest elements with their (from, to) ranks, and the
+//! statistics of the row totals (what each rank sent).
 //!
 //! # Example
 //!
 //! ```
 //! use pvar::Registry;
-//! use pvar::report::{Collector, JobReport, decode_payload, encode_payload};
+//! use pvar::report::{Collector, JobReport};
 //!
-//! // Two "ranks" (in a real job: one per process, the bytes gathered by MPI).
-//! let mut payloads = Vec::new();
+//! // Two "ranks" (in a real job: one per process, reduced over MPI).
+//! let mut inputs = Vec::new();
 //! for rank in 0..2u32 {
 //!     let reg = Registry::new();
 //!     let mut collector = Collector::new(&reg);
 //!     reg.counter("msgs").register()?.add(10 * (u64::from(rank) + 1));
-//!     let input = collector.input(Some(rank), Vec::new());
-//!     payloads.push(encode_payload(&input));
+//!     inputs.push(collector.input(Some(rank), Vec::new()));
 //! }
-//! let inputs = payloads
-//!     .iter()
-//!     .map(|p| decode_payload(p))
-//!     .collect::<Result<Vec<_>, _>>()?;
 //! let report = JobReport::from_ranks(inputs)?;
 //! let msgs = report.variable("msgs").unwrap().elements[0].stats.as_ref().unwrap();
 //! assert_eq!(msgs.total, Some(pvar::export::Number::Unsigned(30)));
@@ -96,24 +116,36 @@
 //! ```
 
 mod aggregate;
+mod file;
 mod json;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+mod partial;
+mod stats;
 mod text;
+pub mod tree;
 mod wire;
 
 use std::time::{Duration, Instant};
 
 use crate::export::snapshot::{Observer, Snapshot};
 use crate::registry::Registry;
+use crate::vocabulary::kinds::PvarClass;
 
-pub use aggregate::{ElementReport, Instance, JobReport, RankInfo, Stats, VarReport};
-pub use wire::{ENVELOPE_VERSION, decode_concatenated, decode_payload, encode_payload};
+pub use aggregate::{
+    ElementReport, Instance, JobReport, MatrixCell, NameCount, PeerPair, PeerReport, ProfileBlock,
+    ProfileReport, RanksSummary, VarReport,
+};
+pub use file::write_atomically;
+pub use partial::Partial;
+pub use stats::Stats;
+pub use wire::PARTIAL_VERSION;
 
 /// The name of the JSON schema [`JobReport::write_json`] writes.
-pub const JSON_SCHEMA: &str = "pvar.report.v1";
+pub const JSON_SCHEMA: &str = "pvar.report.v2";
 
-/// One rank's contribution to a [`JobReport`].
+/// One rank's contribution to a report: what [`Partial::of_rank`] is
+/// made from.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RankInput {
     /// The rank, if the producer knew it. [`JobReport::from_ranks`] takes
@@ -133,7 +165,24 @@ pub struct RankInput {
     pub elapsed: Option<Duration>,
 }
 
-/// What [`JobReport::from_ranks_with`] reports.
+/// A per-rank sum the report profiles over the ranks (the per-rank bars
+/// of `pvar report`'s page): the sum of every element of every variable
+/// of `class` (any class if `None`) whose name starts with `prefix`
+/// (TIMER in seconds; watermarks: their levels).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileSeries {
+    /// Its name in the report.
+    pub name: String,
+    /// The class of the variables summed, or any.
+    pub class: Option<PvarClass>,
+    /// The prefix of their names (`""`: every name).
+    pub prefix: String,
+}
+
+/// What a report holds and how it is shaped. The fields that shape a
+/// [`Partial`] (the per-peer rule, `matrix_bins`, `top_pairs`,
+/// `profile_bins`, `profile`) must be the same on every rank; partials
+/// made with others do not merge (their ranks are reported as a problem).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportOptions {
     /// Report variables that are zero on every rank too (default `false`).
@@ -148,9 +197,24 @@ pub struct ReportOptions {
     /// element `i` is shown as `variable[names[i]]` instead of
     /// `variable[i]`.
     pub element_names: Vec<(String, Vec<String>)>,
-    /// The text report draws matrices of at most this many ranks (the
-    /// JSON has them all; default 32).
+    /// The text report draws exact matrices of at most this many ranks
+    /// (default 32); larger ones are shown by their largest pairs and the
+    /// rank totals.
     pub max_matrix_ranks: usize,
+    /// Per-peer matrices are summed into at most this many blocks of
+    /// consecutive ranks per side (default 256): exact up to that many
+    /// ranks, `bins²` blocks beyond.
+    pub matrix_bins: usize,
+    /// The largest (from, to) elements kept per per-peer array (default
+    /// 16).
+    pub top_pairs: usize,
+    /// Profile series are kept per block of consecutive ranks, at most
+    /// this many blocks (default 1024: one rank each up to 1,024 ranks).
+    pub profile_bins: usize,
+    /// The per-rank sums profiled (default: `time in timers`, every
+    /// TIMER). Every per-peer array's row totals are profiled too, under
+    /// its name.
+    pub profile: Vec<ProfileSeries>,
 }
 
 impl Default for ReportOptions {
@@ -161,26 +225,60 @@ impl Default for ReportOptions {
             auto_peer: true,
             element_names: Vec::new(),
             max_matrix_ranks: 32,
+            matrix_bins: 256,
+            top_pairs: 16,
+            profile_bins: 1024,
+            profile: vec![ProfileSeries {
+                name: "time in timers".into(),
+                class: Some(PvarClass::Timer),
+                prefix: String::new(),
+            }],
         }
+    }
+}
+
+impl ReportOptions {
+    /// Whether an array of as many elements as ranks named `name`, in
+    /// `category`, is a per-peer array (see the module documentation).
+    fn is_peer(&self, name: &str, category: Option<&str>) -> bool {
+        self.peer_variables.iter().any(|p| p == name)
+            || (self.auto_peer
+                && (category.is_some_and(|c| c.ends_with("_peer"))
+                    || name.split('_').any(|w| w == "peer")))
     }
 }
 
 /// Why a report could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReportError {
-    /// A rank's payload was malformed.
+    /// A rank's partial was malformed.
     Payload {
-        /// The rank (position) whose payload it was, if known.
+        /// The rank whose partial it was, if known.
         rank: Option<usize>,
-        /// Byte offset in that payload where decoding stopped.
+        /// Byte offset in that partial where decoding stopped.
         at: usize,
         /// What was wrong there.
         what: String,
     },
-    /// The inputs are not the ranks `0..n` in order (or there are none).
+    /// The inputs are not the ranks `0..n` in order (or there are none),
+    /// or a rank is outside the job.
     Ranks(String),
-    /// The transport failed (an MPI gather, a length that does not fit).
+    /// The transport failed (an MPI call, a length that does not fit).
     Transport(String),
+}
+
+impl ReportError {
+    /// The error, said of rank `rank`'s partial.
+    fn for_rank(self, rank: usize) -> ReportError {
+        match self {
+            ReportError::Payload { at, what, .. } => ReportError::Payload {
+                rank: Some(rank),
+                at,
+                what,
+            },
+            other => other,
+        }
+    }
 }
 
 impl std::fmt::Display for ReportError {
@@ -190,16 +288,16 @@ impl std::fmt::Display for ReportError {
                 rank: Some(r),
                 at,
                 what,
-            } => write!(f, "rank {r}'s payload is malformed at byte {at}: {what}"),
+            } => write!(f, "rank {r}'s partial is malformed at byte {at}: {what}"),
             ReportError::Payload {
                 rank: None,
                 at,
                 what,
             } => {
-                write!(f, "malformed rank payload at byte {at}: {what}")
+                write!(f, "malformed partial at byte {at}: {what}")
             }
             ReportError::Ranks(what) => write!(f, "bad rank inputs: {what}"),
-            ReportError::Transport(what) => write!(f, "gathering the payloads failed: {what}"),
+            ReportError::Transport(what) => write!(f, "moving the partials failed: {what}"),
         }
     }
 }
@@ -261,9 +359,16 @@ impl Collector {
         }
     }
 
-    /// This rank's payload now ([`Collector::input`] encoded).
-    pub fn payload(&mut self, rank: Option<u32>, labels: &[(u64, String)]) -> Vec<u8> {
-        encode_payload(&self.input(rank, labels.to_vec()))
+    /// This rank's [`Partial`] now, as rank `rank` of a job of `nranks`
+    /// ranks.
+    pub fn partial(
+        &mut self,
+        rank: u32,
+        nranks: u32,
+        labels: Vec<(u64, String)>,
+        options: &ReportOptions,
+    ) -> Partial {
+        Partial::of_rank(&self.input(Some(rank), labels), rank, nranks, options)
     }
 }
 

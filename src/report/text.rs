@@ -5,12 +5,10 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use super::aggregate::{ElementReport, Instance, JobReport, Stats, VarReport, sum};
+use super::aggregate::{ElementReport, Instance, JobReport, PeerReport, VarReport};
+use super::stats::{Stats, Sum};
 use crate::export::snapshot::Number;
 use crate::vocabulary::kinds::PvarClass;
-
-/// How many PIDs the header lists before it says "and N more".
-const MAX_PIDS: usize = 16;
 
 impl JobReport {
     /// Writes the plain-text report (see the module documentation of
@@ -50,7 +48,7 @@ fn is_control(b: u8) -> bool {
 
 fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
     header(report, out)?;
-    let shown = |v: &&VarReport| !v.peer_matrix;
+    let shown = |v: &&VarReport| v.peer.is_none();
     let unbound: Vec<&VarReport> = report
         .variables
         .iter()
@@ -80,7 +78,7 @@ fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
             for e in visible_elements(v, include_zero) {
                 let mut row = vec![v.element_label(e.index), v.class.short_name().into()];
                 row.push(v.unit.unwrap_or("").into());
-                row.extend(stat_cells(v, e));
+                row.extend(stat_cells(v.class, e.stats.as_ref()));
                 t.row(row);
             }
         }
@@ -105,78 +103,113 @@ fn write_text(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
                     v.class.short_name().into(),
                     group_digits(&ranks.to_string()),
                 ];
-                row.extend(stat_cells(v, e));
+                row.extend(stat_cells(v.class, e.stats.as_ref()));
                 t.row(row);
             }
         }
         t.write(out)?;
     }
 
-    for v in report.matrices() {
+    if !report.profile.is_empty() {
         writeln!(out)?;
-        matrix(report, v, out)?;
+        profile(report, out)?;
+    }
+
+    for (v, p) in report.matrices() {
+        writeln!(out)?;
+        matrix(report, v, p, out)?;
     }
     Ok(())
 }
 
 fn header(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
-    let n = report.ranks.len();
+    let n = report.nranks;
+    let r = &report.ranks;
     writeln!(out, "@ pvar cross-rank report ({})", super::JSON_SCHEMA)?;
-    writeln!(out, "@ Ranks          : {n}")?;
-    let programs = distinct(report.ranks.iter().map(|r| (r.program.as_str(), r.rank)));
-    let programs: Vec<String> = programs
-        .iter()
-        .map(|(p, ranks)| {
-            let p = if p.is_empty() { "?" } else { p };
-            format!("{p} (ranks {})", ranges(ranks))
-        })
-        .collect();
-    writeln!(out, "@ Programs       : {}", programs.join("; "))?;
-    let mut pids: Vec<String> = report
-        .ranks
-        .iter()
-        .take(MAX_PIDS)
-        .map(|r| format!("{}:{}", r.rank, r.pid))
-        .collect();
-    if n > MAX_PIDS {
-        pids.push(format!("… and {} more", n - MAX_PIDS));
+    if r.reporting == n as u64 {
+        writeln!(out, "@ Ranks          : {}", group_digits(&n.to_string()))?;
+    } else {
+        writeln!(
+            out,
+            "@ Ranks          : {} ({} reported)",
+            group_digits(&n.to_string()),
+            group_digits(&r.reporting.to_string())
+        )?;
+    }
+    if let Some((count, rank, why)) = &report.problems {
+        writeln!(
+            out,
+            "@ Missing        : {count} rank(s) left out; rank {rank}: {why}"
+        )?;
+    }
+    let tally = |names: &[super::aggregate::NameCount], other: u64, prefix: &str| {
+        let mut parts: Vec<String> = names
+            .iter()
+            .map(|p| {
+                let name = if p.name.is_empty() {
+                    "?"
+                } else {
+                    p.name.as_str()
+                };
+                if p.ranks == n as u64 {
+                    format!("{prefix}{name} (ranks 0-{})", n - 1)
+                } else {
+                    format!(
+                        "{prefix}{name} ({} ranks from rank {})",
+                        group_digits(&p.ranks.to_string()),
+                        p.first_rank
+                    )
+                }
+            })
+            .collect();
+        if other > 0 {
+            parts.push(format!(
+                "{} ranks with others",
+                group_digits(&other.to_string())
+            ));
+        }
+        parts.join("; ")
+    };
+    writeln!(
+        out,
+        "@ Programs       : {}",
+        tally(&r.programs, r.other_programs, "")
+    )?;
+    let mut pids: Vec<String> = r.pids.iter().map(|(r, p)| format!("{r}:{p}")).collect();
+    if n > r.pids.len() {
+        pids.push(format!(
+            "… and {} more",
+            group_digits(&(n - r.pids.len()).to_string())
+        ));
     }
     writeln!(out, "@ PIDs (rank:pid): {}", pids.join(" "))?;
-    let engines = distinct(
-        report
-            .ranks
-            .iter()
-            .map(|r| (r.engine_version.as_str(), r.rank)),
-    );
-    let engines: Vec<String> = engines
-        .iter()
-        .map(|(v, ranks)| format!("pvar {v} (ranks {})", ranges(ranks)))
-        .collect();
-    writeln!(out, "@ Engine         : {}", engines.join("; "))?;
-    match report.wall_time() {
-        Some((longest, at)) => {
-            let shortest = report
-                .ranks
-                .iter()
-                .filter_map(|r| r.elapsed.map(|d| (d, r.rank)))
-                .min();
-            let mut line = format!("{} (longest, rank {at})", fmt_duration(longest));
-            if let Some((d, r)) = shortest {
-                line += &format!("; shortest {} (rank {r})", fmt_duration(d));
-            }
-            writeln!(out, "@ Wall time      : {line}")?;
+    writeln!(
+        out,
+        "@ Engine         : {}",
+        tally(&r.engines, r.other_engines, "pvar ")
+    )?;
+    match &r.elapsed {
+        Some(s) => {
+            let secs = |x: Number| {
+                fmt_duration(Duration::try_from_secs_f64(x.as_f64()).unwrap_or_default())
+            };
+            writeln!(
+                out,
+                "@ Wall time      : {} (longest, rank {}); shortest {} (rank {})",
+                secs(s.max),
+                s.max_rank,
+                secs(s.min),
+                s.min_rank
+            )?;
         }
         None => writeln!(out, "@ Wall time      : unknown")?,
     }
-    if let (Some(lo), Some(hi)) = (
-        report.ranks.iter().map(|r| r.unix_ns).min(),
-        report.ranks.iter().map(|r| r.unix_ns).max(),
-    ) {
+    if let Some((lo, hi)) = r.unix_ns {
         writeln!(
             out,
-            "@ Snapshots at   : {} (rank 0; spread over ranks {})",
-            utc(report.ranks[0].unix_ns),
-            fmt_duration(Duration::from_nanos(hi - lo))
+            "@ Snapshots at   : {} (first; spread over ranks {})",
+            utc(lo),
+            fmt_duration(Duration::from_nanos(hi.saturating_sub(lo)))
         )?;
     }
     let skipped = report.skipped_zero.len();
@@ -201,11 +234,65 @@ fn header(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
     )
 }
 
-fn matrix(report: &JobReport, v: &VarReport, out: &mut impl Write) -> io::Result<()> {
-    let Some(rows) = v.matrix() else {
+/// The per-rank sums: a summary row each, and one row per rank where
+/// the ranks are few and each has its own block.
+fn profile(report: &JobReport, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "@--- Per-rank sums (profile: one value per rank) {}",
+        "-".repeat(31)
+    )?;
+    let own = [("Series", L), ("Unit", L), ("Ranks", R)];
+    let mut t = Table::new(&[&own[..], &STAT_COLUMNS].concat());
+    for p in &report.profile {
+        let ranks = p.overall.as_ref().map_or(0, |s| s.ranks);
+        let mut row = vec![
+            p.name.clone(),
+            p.unit.unwrap_or("").into(),
+            group_digits(&ranks.to_string()),
+        ];
+        row.extend(stat_cells(PvarClass::Counter, p.overall.as_ref()));
+        t.row(row);
+    }
+    t.write(out)?;
+    let n = report.nranks;
+    let per_rank: Vec<_> = report
+        .profile
+        .iter()
+        .filter(|p| p.bins == n && n <= report.options.max_matrix_ranks)
+        .collect();
+    if per_rank.is_empty() {
         return Ok(());
+    }
+    writeln!(out)?;
+    let mut cols: Vec<(String, Align)> = vec![("Rank".into(), R)];
+    cols.extend(per_rank.iter().map(|p| (p.name.clone(), R)));
+    let mut t = Table {
+        headers: cols,
+        rows: Vec::new(),
     };
-    let n = rows.len();
+    for rank in 0..n {
+        let mut row = vec![rank.to_string()];
+        for p in &per_rank {
+            row.push(
+                p.blocks
+                    .iter()
+                    .find(|b| b.ranks.start == rank)
+                    .map_or("-".into(), |b| fmt_number(b.stats.max)),
+            );
+        }
+        t.row(row);
+    }
+    t.write(out)
+}
+
+fn matrix(
+    report: &JobReport,
+    v: &VarReport,
+    p: &PeerReport,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let n = p.nranks;
     let on = match &v.instance {
         Instance::Process => String::new(),
         i => format!(" on {}", i.label()),
@@ -218,20 +305,44 @@ fn matrix(report: &JobReport, v: &VarReport, out: &mut impl Write) -> io::Result
         v.class.short_name(),
         "-".repeat(8)
     )?;
-    let row_total = |r: &Vec<Option<Number>>| total_of(r.iter().flatten().copied());
-    let col_total = |c: usize| total_of(rows.iter().filter_map(|r| r[c]));
-    if n > report.options.max_matrix_ranks {
-        writeln!(
-            out,
-            "({n} ranks: more than {} columns, per-rank totals only; the JSON has the matrix)",
-            report.options.max_matrix_ranks
-        )?;
-        let mut t = Table::new(&[("Rank", R), ("Row total", R), ("Column total", R)]);
-        for (r, row) in rows.iter().enumerate() {
-            t.row(vec![r.to_string(), row_total(row), col_total(r)]);
+    if !p.is_exact() || n > report.options.max_matrix_ranks {
+        if p.is_exact() {
+            writeln!(
+                out,
+                "({} ranks: more than {} columns; the JSON has the matrix)",
+                group_digits(&n.to_string()),
+                report.options.max_matrix_ranks
+            )?;
+        } else {
+            writeln!(
+                out,
+                "({} ranks: the JSON has the matrix in {b} x {b} blocks of about {} ranks)",
+                group_digits(&n.to_string()),
+                fmt_f64(n as f64 / p.bins as f64),
+                b = p.bins,
+            )?;
+        }
+        let own = [("Sent by a rank", L)];
+        let mut t = Table::new(&[&own[..], &STAT_COLUMNS].concat());
+        let mut row = vec![String::from("row total")];
+        row.extend(stat_cells(v.class, p.sent.as_ref()));
+        t.row(row);
+        t.write(out)?;
+        writeln!(out)?;
+        let mut t = Table::new(&[("Largest", R), ("From", R), ("To", R), ("Value", R)]);
+        for (i, pair) in p.top.iter().enumerate() {
+            t.row(vec![
+                (i + 1).to_string(),
+                pair.from.to_string(),
+                pair.to.to_string(),
+                fmt_number(pair.value),
+            ]);
         }
         return t.write(out);
     }
+    let rows = p.dense();
+    let row_total = |r: &Vec<Number>| total_of(r.iter().copied());
+    let col_total = |c: usize| total_of(rows.iter().map(|r| r[c]));
     let mut cols: Vec<(String, Align)> = vec![("rank\\peer".into(), R)];
     cols.extend((0..n).map(|c| (c.to_string(), R)));
     cols.push(("Total".into(), R));
@@ -241,13 +352,13 @@ fn matrix(report: &JobReport, v: &VarReport, out: &mut impl Write) -> io::Result
     };
     for (r, row) in rows.iter().enumerate() {
         let mut cells = vec![r.to_string()];
-        cells.extend(row.iter().map(|x| x.map_or("-".into(), fmt_number)));
+        cells.extend(row.iter().map(|x| fmt_number(*x)));
         cells.push(row_total(row));
         t.row(cells);
     }
     let mut totals = vec!["Total".to_string()];
     totals.extend((0..n).map(col_total));
-    totals.push(total_of(rows.iter().flatten().flatten().copied()));
+    totals.push(fmt_number(p.total));
     t.row(totals);
     t.write(out)
 }
@@ -255,16 +366,9 @@ fn matrix(report: &JobReport, v: &VarReport, out: &mut impl Write) -> io::Result
 /// The elements worth a row: those with a value somewhere, and not zero
 /// on every rank (unless zeros are included).
 fn visible_elements(v: &VarReport, include_zero: bool) -> impl Iterator<Item = &ElementReport> {
-    v.elements.iter().filter(move |e| {
-        e.stats.is_some()
-            && (include_zero
-                || v.elements.len() == 1
-                || e.values
-                    .iter()
-                    .chain(e.marks.iter().flatten())
-                    .flatten()
-                    .any(|n| n.as_f64() != 0.0))
-    })
+    v.elements
+        .iter()
+        .filter(move |e| e.stats.is_some() && (include_zero || v.elements.len() == 1 || e.nonzero))
 }
 
 /// The headers of the cells [`stat_cells`] writes, after a table's own.
@@ -280,8 +384,8 @@ const STAT_COLUMNS: [(&str, Align); 8] = [
 ];
 
 /// Total, min, @rank, mean, max, @rank, max/mean, imb%.
-fn stat_cells(v: &VarReport, e: &ElementReport) -> Vec<String> {
-    let Some(s) = &e.stats else {
+fn stat_cells(class: PvarClass, stats: Option<&Stats>) -> Vec<String> {
+    let Some(s) = stats else {
         return vec!["-".into(); 8];
     };
     let total = match (&s.total, &s.mark) {
@@ -293,7 +397,7 @@ fn stat_cells(v: &VarReport, e: &ElementReport) -> Vec<String> {
         total,
         fmt_number(s.min),
         s.min_rank.to_string(),
-        fmt_mean(v, s),
+        fmt_mean(class, s),
         fmt_number(s.max),
         s.max_rank.to_string(),
         s.imbalance.map_or("-".into(), |x| format!("{x:.2}")),
@@ -302,8 +406,8 @@ fn stat_cells(v: &VarReport, e: &ElementReport) -> Vec<String> {
     ]
 }
 
-fn fmt_mean(v: &VarReport, s: &Stats) -> String {
-    let integral = !matches!(s.min, Number::Double(_)) && v.class != PvarClass::Timer;
+fn fmt_mean(class: PvarClass, s: &Stats) -> String {
+    let integral = !matches!(s.min, Number::Double(_)) && class != PvarClass::Timer;
     if integral && s.mean.fract() == 0.0 && s.mean.abs() < 1e15 {
         group_digits(&format!("{}", s.mean as i64))
     } else {
@@ -312,11 +416,9 @@ fn fmt_mean(v: &VarReport, s: &Stats) -> String {
 }
 
 fn total_of(nums: impl Iterator<Item = Number>) -> String {
-    let nums: Vec<Number> = nums.collect();
-    if nums.is_empty() {
-        return "-".into();
-    }
-    fmt_number(sum(&nums).0)
+    let mut s = Sum::default();
+    nums.for_each(|n| s.add(n));
+    fmt_number(s.total())
 }
 
 /// A value for a person: integers with grouped digits, doubles with
@@ -375,37 +477,6 @@ pub(super) fn group_digits(int: &str) -> String {
             out.push(',');
         }
         out.push(c);
-    }
-    out
-}
-
-/// `[0, 1, 2, 5, 7, 8]` → `0-2,5,7-8`.
-pub(super) fn ranges(ranks: &[usize]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < ranks.len() {
-        let mut j = i;
-        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j {
-            ranks[i].to_string()
-        } else {
-            format!("{}-{}", ranks[i], ranks[j])
-        });
-        i = j + 1;
-    }
-    parts.join(",")
-}
-
-/// The distinct keys with their ranks, in order of first appearance.
-fn distinct<'a>(items: impl Iterator<Item = (&'a str, usize)>) -> Vec<(&'a str, Vec<usize>)> {
-    let mut out: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (k, r) in items {
-        match out.iter_mut().find(|(o, _)| *o == k) {
-            Some((_, ranks)) => ranks.push(r),
-            None => out.push((k, vec![r])),
-        }
     }
     out
 }
@@ -514,8 +585,6 @@ mod tests {
         assert_eq!(fmt_f64(2.991e-4), "0.0002991");
         assert_eq!(fmt_f64(2.5e-7), "2.500e-7");
         assert_eq!(fmt_number(Number::Unsigned(1_000_000)), "1,000,000");
-        assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
-        assert_eq!(ranges(&[3]), "3");
         assert_eq!(fmt_duration(Duration::from_millis(1500)), "1.500 s");
         assert_eq!(fmt_duration(Duration::from_micros(12_345)), "12.35 ms");
         assert_eq!(fmt_duration(Duration::from_nanos(49_940)), "49.94 µs");

@@ -9,6 +9,6 @@ mod numbers;
 mod table;
 mod text;
 
-pub use numbers::{group, group_signed};
+pub use numbers::{group, group_signed, significant};
 pub use table::{Col, Table};
 pub use text::terminal_safe;
