@@ -27,8 +27,8 @@
 //! of the objects its bound variables are bound to (`MPI_COMM_WORLD`,
 //! `comm[0-3]`, …); partials travel as bytes ([`Partial::encode`] /
 //! [`Partial::decode`]; the decoder treats its input as hostile) over a
-//! [`tree::Link`]: MPI point-to-point (feature `mpi`:
-//! `pvar::report::mpi::reduce` over rsmpi; the pvar interposer drives the
+//! [`tree::Link`]: MPI point-to-point (feature `rsmpi`:
+//! `pvar::report::rsmpi::reduce` over rsmpi; the pvar interposer drives the
 //! same tree from C), or anything else.
 //!
 //! - [`Collector`]: a rank's side — an [`Observer`] (with watermark marks)
@@ -118,9 +118,9 @@
 mod aggregate;
 mod file;
 mod json;
-#[cfg(feature = "mpi")]
-pub mod mpi;
 mod partial;
+#[cfg(feature = "rsmpi")]
+pub mod rsmpi;
 mod stats;
 mod text;
 pub mod tree;

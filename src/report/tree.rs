@@ -14,7 +14,7 @@
 //! options, not by the number of ranks (see [`Partial`]).
 //!
 //! The interposer's C half drives the same function through callbacks
-//! (`mpi/src/report.rs`); `pvar::report::mpi` over rsmpi; a simulation
+//! (`mpi/src/report.rs`); `pvar::report::rsmpi` over rsmpi; a simulation
 //! over in-memory mailboxes, processing ranks from the highest down (a
 //! rank's children are all above it).
 

@@ -1,4 +1,4 @@
-//! The cross-rank report over MPI (feature `mpi`: the rsmpi `mpi` crate):
+//! The cross-rank report over MPI (feature `rsmpi`: the rsmpi `mpi` crate):
 //! every rank of a communicator makes its [`Partial`] and the partials are
 //! reduced to a root rank along the binomial tree of
 //! [`tree`](super::tree), which finishes the [`JobReport`].
@@ -17,7 +17,7 @@
 //! let mut collector = pvar::report::Collector::new(&reg);
 //! // ... the run ...
 //! let labels = vec![(1, "MPI_COMM_WORLD".to_string())];
-//! if let Some(report) = pvar::report::mpi::reduce(&mut collector, &world, &labels, 0)? {
+//! if let Some(report) = pvar::report::rsmpi::reduce(&mut collector, &world, &labels, 0)? {
 //!     report.write_text(&mut std::io::stdout())?;
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
