@@ -17,7 +17,8 @@
  *     declares the shared MPI types and constants it needs (MPI_Datatype,
  *     the seven datatypes of Table 14.3, MPI_Count, MPI_Aint, MPI_Info,
  *     MPI_Comm with MPI_COMM_WORLD/SELF/NULL, thread levels, MPI_SUCCESS,
- *     MPI_ERR_LASTCODE, MPI_MAX_ERROR_STRING) and the whole MPI_T interface;
+ *     MPI_ERR_ARG, MPI_ERR_LASTCODE, MPI_MAX_ERROR_STRING) and the whole
+ *     MPI_T interface;
  *   - mpi.h seen (MPI_VERSION defined): the shared declarations AND the
  *     MPI_T declarations come from mpi.h; this header only adds the pvar
  *     extras (pvar_error_string, PVAR_ABI_* values). Which library's
@@ -56,6 +57,9 @@ extern "C" {
 #define PVAR_ABI_MPI_COMM_WORLD         0x101
 #define PVAR_ABI_MPI_COMM_SELF          0x102
 #define PVAR_ABI_MPI_INFO_NULL          0x130
+/* MPI_ERR_ARG: what MPI_T_init_thread returns for a thread level that is
+ * not one of the four (MPICH's code; MPICH's own mpi.h has another value). */
+#define PVAR_ABI_MPI_ERR_ARG            13
 
 /* ------------------------------------------------------------------------
  * Shared MPI declarations (only without an mpi.h).
@@ -90,6 +94,7 @@ typedef intptr_t MPI_Aint;
 #define MPI_THREAD_MULTIPLE   4096
 
 #define MPI_SUCCESS          0
+#define MPI_ERR_ARG          PVAR_ABI_MPI_ERR_ARG
 #define MPI_ERR_LASTCODE     16383
 #define MPI_MAX_ERROR_STRING 512
 
@@ -223,7 +228,8 @@ typedef void MPI_T_event_dropped_cb_function(MPI_Count count,
  *     NULL len ignores the buffer);
  *   - every OUT pointer of the *_get_info calls may be NULL (ignored);
  *     other NULL OUT pointers give MPI_T_ERR_INVALID;
- *   - MPI_T_init_thread provides MPI_THREAD_MULTIPLE; all functions are
+ *   - MPI_T_init_thread provides the level required (any of the four; any
+ *     other value is MPI_ERR_ARG, as in MPICH); all functions are
  *     thread-safe; start/stop/read/write/reset/readreset are also
  *     async-signal-safe (no lock, no allocation — see docs/c-interface.md
  *     for the one exception: handles with more than 256 elements of a

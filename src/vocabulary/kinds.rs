@@ -197,7 +197,9 @@ pub const THREAD_SINGLE: i32 = 0;
 pub const THREAD_FUNNELED: i32 = 1024;
 /// `MPI_THREAD_SERIALIZED`.
 pub const THREAD_SERIALIZED: i32 = 2048;
-/// `MPI_THREAD_MULTIPLE`: what the engine always provides.
+/// `MPI_THREAD_MULTIPLE`. The engine supports it whatever level a tool
+/// requires, and provides the level required (see
+/// [`init_thread`](crate::process::init_thread)).
 pub const THREAD_MULTIPLE: i32 = 4096;
 
 /// An MPI object a variable handle can be bound to: its kind and the value
