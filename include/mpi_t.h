@@ -345,6 +345,9 @@ int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
 int MPI_T_event_get_num(int *num_events);
 int PMPI_T_event_get_num(int *num_events);
+/* *num_elements: on return the element count; on entry the capacity of the
+ * arrays, read only when one of them is not NULL (negative: INVALID). With
+ * both arrays NULL it may be left uninitialised. */
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
     MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
     int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
