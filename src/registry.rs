@@ -105,7 +105,7 @@ impl Registry {
         let hot = Arc::new(Hot::new(clock));
         let categories = Arc::new(Categories::new());
         let enums = Arc::new(Enumerations::new());
-        let pvars = Arc::new(Pvars::new(hot, categories.clone()));
+        let pvars = Arc::new(Pvars::new(hot, categories.clone(), enums.clone()));
         let cvars = Arc::new(Cvars::new(categories.clone(), enums.clone()));
         let events = Arc::new(Events::new(categories.clone()));
         let tool = Arc::new(Tool::with_handle_capacity(pvars.clone(), handles));
