@@ -228,6 +228,11 @@ typedef void MPI_T_event_dropped_cb_function(MPI_Count count,
  *     NULL len ignores the buffer);
  *   - every OUT pointer of the *_get_info calls may be NULL (ignored);
  *     other NULL OUT pointers give MPI_T_ERR_INVALID;
+ *   - values are fitted to their class when read: an MPI_UNSIGNED value
+ *     past UINT_MAX saturates for LEVEL, SIZE and the watermarks (which
+ *     must not overflow) and wraps for COUNTER, AGGREGATE, TIMER and
+ *     GENERIC; PERCENTAGE reads lie in [0, 1]; MPI_DOUBLE LEVEL, SIZE and
+ *     watermark reads are never negative;
  *   - MPI_T_init_thread provides the level required (any of the four; any
  *     other value is MPI_ERR_ARG, as in MPICH); all functions are
  *     thread-safe; start/stop/read/write/reset/readreset are also
