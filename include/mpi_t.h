@@ -323,6 +323,10 @@ int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
 int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
 int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+/* The change stamp: a change and its stamp become visible at once, so two
+ * calls that return the same value saw the same categories. The stamp is
+ * counted in 64 bits and returned modulo 2^31: non-negative, it wraps to 0
+ * after INT_MAX (equal values then also follow a multiple of 2^31 changes). */
 int MPI_T_category_changed(int *update_number);
 int PMPI_T_category_changed(int *update_number);
 int MPI_T_category_get_num_events(int cat_index, int *num_events);
