@@ -236,9 +236,9 @@ typedef void MPI_T_event_dropped_cb_function(MPI_Count count,
  *   - MPI_T_init_thread provides the level required (any of the four; any
  *     other value is MPI_ERR_ARG, as in MPICH); all functions are
  *     thread-safe; start/stop/read/write/reset/readreset are also
- *     async-signal-safe (no lock, no allocation — see docs/c-interface.md
- *     for the one exception: handles with more than 256 elements of a
- *     4-byte or char datatype).
+ *     async-signal-safe for handles of any size and datatype (no lock, no
+ *     allocation: values go through a stack buffer, 256 elements at a
+ *     time; docs/c-interface.md, docs/signal-safety.md).
  */
 /* Initialization and finalization (14.3.4) */
 int MPI_T_init_thread(int required, int *provided);
@@ -277,6 +277,11 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
 /* Performance variables (14.3.7) */
 int MPI_T_pvar_get_num(int *num_pvar);
 int PMPI_T_pvar_get_num(int *num_pvar);
+/* *atomic = 1: MPI_T_pvar_readreset is atomic PER ELEMENT (each element's
+ * value and its reset come from one read, so no update is lost or counted
+ * twice); the elements of a handle with count > 1 are not read and reset
+ * as one, so an update may land after element 0's reset and before element
+ * 1's. */
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
     int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
     int *desc_len, int *bind, int *readonly, int *continuous, int *atomic);
@@ -305,6 +310,7 @@ int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const
 int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+/* Atomic per element, not per handle (see MPI_T_pvar_get_info). */
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
 

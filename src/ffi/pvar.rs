@@ -60,6 +60,8 @@ mpi_t_fn! {
 
 mpi_t_fn! {
     /// `MPI_T_pvar_get_info`: every OUT pointer may be NULL (ignored).
+    /// `*atomic = 1` means `MPI_T_pvar_readreset` is atomic per element,
+    /// not across the elements of a handle (`PvarInfo::atomic`).
     fn PMPI_T_pvar_get_info / MPI_T_pvar_get_info(
         pvar_index: c_int,
         name: *mut c_char,
@@ -355,7 +357,8 @@ mpi_t_fn! {
 }
 
 mpi_t_fn! {
-    /// `MPI_T_pvar_readreset`. Async-signal-safe (see the module docs).
+    /// `MPI_T_pvar_readreset`: atomic per element, not per handle.
+    /// Async-signal-safe (see the module docs).
     fn PMPI_T_pvar_readreset / MPI_T_pvar_readreset(
         session: PvarSession,
         handle: PvarHandle,
