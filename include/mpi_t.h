@@ -17,7 +17,8 @@
  *     declares the shared MPI types and constants it needs (MPI_Datatype,
  *     the seven datatypes of Table 14.3, MPI_Count, MPI_Aint, MPI_Info,
  *     MPI_Comm with MPI_COMM_WORLD/SELF/NULL, thread levels, MPI_SUCCESS,
- *     MPI_ERR_LASTCODE, MPI_MAX_ERROR_STRING) and the whole MPI_T interface;
+ *     MPI_ERR_ARG, MPI_ERR_LASTCODE, MPI_MAX_ERROR_STRING) and the whole
+ *     MPI_T interface;
  *   - mpi.h seen (MPI_VERSION defined): the shared declarations AND the
  *     MPI_T declarations come from mpi.h; this header only adds the pvar
  *     extras (pvar_error_string, PVAR_ABI_* values). Which library's
@@ -56,6 +57,9 @@ extern "C" {
 #define PVAR_ABI_MPI_COMM_WORLD         0x101
 #define PVAR_ABI_MPI_COMM_SELF          0x102
 #define PVAR_ABI_MPI_INFO_NULL          0x130
+/* MPI_ERR_ARG: what MPI_T_init_thread returns for a thread level that is
+ * not one of the four (MPICH's code; MPICH's own mpi.h has another value). */
+#define PVAR_ABI_MPI_ERR_ARG            13
 
 /* ------------------------------------------------------------------------
  * Shared MPI declarations (only without an mpi.h).
@@ -90,6 +94,7 @@ typedef intptr_t MPI_Aint;
 #define MPI_THREAD_MULTIPLE   4096
 
 #define MPI_SUCCESS          0
+#define MPI_ERR_ARG          PVAR_ABI_MPI_ERR_ARG
 #define MPI_ERR_LASTCODE     16383
 #define MPI_MAX_ERROR_STRING 512
 
@@ -223,11 +228,17 @@ typedef void MPI_T_event_dropped_cb_function(MPI_Count count,
  *     NULL len ignores the buffer);
  *   - every OUT pointer of the *_get_info calls may be NULL (ignored);
  *     other NULL OUT pointers give MPI_T_ERR_INVALID;
- *   - MPI_T_init_thread provides MPI_THREAD_MULTIPLE; all functions are
+ *   - values are fitted to their class when read: an MPI_UNSIGNED value
+ *     past UINT_MAX saturates for LEVEL, SIZE and the watermarks (which
+ *     must not overflow) and wraps for COUNTER, AGGREGATE, TIMER and
+ *     GENERIC; PERCENTAGE reads lie in [0, 1]; MPI_DOUBLE LEVEL, SIZE and
+ *     watermark reads are never negative;
+ *   - MPI_T_init_thread provides the level required (any of the four; any
+ *     other value is MPI_ERR_ARG, as in MPICH); all functions are
  *     thread-safe; start/stop/read/write/reset/readreset are also
- *     async-signal-safe (no lock, no allocation — see docs/c-interface.md
- *     for the one exception: handles with more than 256 elements of a
- *     4-byte or char datatype).
+ *     async-signal-safe for handles of any size and datatype (no lock, no
+ *     allocation: values go through a stack buffer, 256 elements at a
+ *     time; docs/c-interface.md, docs/signal-safety.md).
  */
 /* Initialization and finalization (14.3.4) */
 int MPI_T_init_thread(int required, int *provided);
@@ -266,6 +277,11 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
 /* Performance variables (14.3.7) */
 int MPI_T_pvar_get_num(int *num_pvar);
 int PMPI_T_pvar_get_num(int *num_pvar);
+/* *atomic = 1: MPI_T_pvar_readreset is atomic PER ELEMENT (each element's
+ * value and its reset come from one read, so no update is lost or counted
+ * twice); the elements of a handle with count > 1 are not read and reset
+ * as one, so an update may land after element 0's reset and before element
+ * 1's. */
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
     int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
     int *desc_len, int *bind, int *readonly, int *continuous, int *atomic);
@@ -294,6 +310,7 @@ int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const
 int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+/* Atomic per element, not per handle (see MPI_T_pvar_get_info). */
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
 
@@ -312,6 +329,10 @@ int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
 int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
 int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+/* The change stamp: a change and its stamp become visible at once, so two
+ * calls that return the same value saw the same categories. The stamp is
+ * counted in 64 bits and returned modulo 2^31: non-negative, it wraps to 0
+ * after INT_MAX (equal values then also follow a multiple of 2^31 changes). */
 int MPI_T_category_changed(int *update_number);
 int PMPI_T_category_changed(int *update_number);
 int MPI_T_category_get_num_events(int cat_index, int *num_events);
@@ -343,6 +364,9 @@ int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
 int MPI_T_event_get_num(int *num_events);
 int PMPI_T_event_get_num(int *num_events);
+/* *num_elements: on return the element count; on entry the capacity of the
+ * arrays, read only when one of them is not NULL (negative: INVALID). With
+ * both arrays NULL it may be left uninitialised. */
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
     MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
     int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,

@@ -229,6 +229,9 @@ int pvar_deactivate(int index);
 void pvar_prepare_thread(void);
 
 /* ---- updates (element 0, and element i of arrays) -------------------- */
+/* An MPI_UNSIGNED LEVEL, SIZE or watermark keeps the whole uint64_t given to
+ * pvar_set / pvar_watermark_update; tools read it saturated at UINT_MAX
+ * (docs/tool-guide.md, "Values at the edges of their range"). */
 
 void pvar_inc(pvar_var v);                      /* COUNTER, AGGREGATE, LEVEL */
 void pvar_inc_at(pvar_var v, size_t i);

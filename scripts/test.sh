@@ -26,6 +26,15 @@ fi
 # Installed: the tests that parse OpenMetrics text must not skip.
 export PVAR_REQUIRE_PYTHON=1
 
+stage "test dependencies: script(1), the pseudo-terminal of the CLI's terminal tests"
+if ! script --version >/dev/null 2>&1; then
+    echo "script(1) is missing: install util-linux (Debian: bsdutils), which the" >&2
+    echo "terminal tests of the pvar command need (cli/tests, tests/support/script_tty.rs)" >&2
+    exit 1
+fi
+# Present: the terminal tests must not skip.
+export PVAR_REQUIRE_SCRIPT=1
+
 stage "format check"
 cargo fmt --all -- --check
 

@@ -105,7 +105,7 @@ impl Registry {
         let hot = Arc::new(Hot::new(clock));
         let categories = Arc::new(Categories::new());
         let enums = Arc::new(Enumerations::new());
-        let pvars = Arc::new(Pvars::new(hot, categories.clone()));
+        let pvars = Arc::new(Pvars::new(hot, categories.clone(), enums.clone()));
         let cvars = Arc::new(Cvars::new(categories.clone(), enums.clone()));
         let events = Arc::new(Events::new(categories.clone()));
         let tool = Arc::new(Tool::with_handle_capacity(pvars.clone(), handles));
@@ -294,7 +294,12 @@ impl Registry {
     /// unconverted: a TIMER's read callback returns seconds (`f64` bits) for
     /// `MPI_DOUBLE` and nanoseconds for the unsigned datatypes, not clock
     /// ticks; SUM classes (COUNTER, AGGREGATE, TIMER) must return a running
-    /// total, from which handles take their start/stop differences.
+    /// total, from which handles take their start/stop differences. They
+    /// are fitted to the class as the engine's own values are: a
+    /// PERCENTAGE is clamped to [0, 1], a negative `MPI_DOUBLE` LEVEL, SIZE
+    /// or watermark reads 0, and an `MPI_UNSIGNED` value past `u32::MAX`
+    /// saturates for LEVEL, SIZE and the watermarks and wraps for the
+    /// others (the tool guide, "Values at the edges of their range").
     ///
     /// ```
     /// use pvar::{Callbacks, Datatype, PvarClass, Registry};

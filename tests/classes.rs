@@ -723,3 +723,166 @@ fn recreated_timer_instance_has_no_running_interval() {
     new.stop(); // this instance was never started: must add nothing
     assert_eq!(new.get_seconds(), 0.0, "got {} s", new.get_seconds());
 }
+
+// ------------------------------------------- RANGES: MPI_UNSIGNED, DOUBLES
+
+/// The keyed tool read of element 0 (datatype bits) of a fresh handle.
+fn tool_read(reg: &Registry, index: usize) -> u64 {
+    let tool = reg.tool();
+    let s = tool.session_create().unwrap();
+    let (h, _) = tool.handle_alloc(s, index, None).unwrap();
+    let mut v = [0u64];
+    tool.read(s, h, 0, &mut v).unwrap();
+    tool.session_free(s).unwrap();
+    v[0]
+}
+
+const U32_MAX: u64 = u32::MAX as u64;
+
+/// LEVEL, SIZE and the watermarks must not overflow (MPI 4.1 §15.3.7): an
+/// `MPI_UNSIGNED` one whose 64-bit value is past 2^32 − 1 reads 2^32 − 1,
+/// not the value modulo 2^32, and reads exactly again once back in range.
+#[test]
+fn unsigned_level_saturates_and_recovers() {
+    let reg = Registry::new();
+    let l = reg.level::<u32>("queued_bytes").register().unwrap();
+    l.add(u32::MAX);
+    l.add(10);
+    assert_eq!(l.get(), u32::MAX, "saturated, not wrapped to 9");
+    assert_eq!(tool_read(&reg, l.index()), U32_MAX);
+    // On another thread too: the sum of the threads' cells is what counts.
+    let l2 = l.clone();
+    std::thread::spawn(move || l2.add(1 << 31)).join().unwrap();
+    assert_eq!(l.get(), u32::MAX);
+    l.sub(1 << 31);
+    l.sub(20);
+    assert_eq!(l.get(), u32::MAX - 10, "exact again once back in range");
+    assert_eq!(tool_read(&reg, l.index()), U32_MAX - 10);
+}
+
+/// The classes that may overflow (COUNTER, AGGREGATE, TIMER, GENERIC) wrap
+/// their `MPI_UNSIGNED` values at 2^32, so a tool's differences of
+/// successive reads stay right modulo 2^32.
+#[test]
+fn unsigned_aggregate_wraps() {
+    assert!(PvarClass::Aggregate.can_overflow() && !PvarClass::Level.can_overflow());
+    let reg = Registry::new();
+    let a = reg.aggregate::<u32>("bytes").register().unwrap();
+    let s = reg.session().unwrap();
+    let h = s.handle(a.index()).unwrap().typed::<u32>().unwrap();
+    h.start().unwrap();
+    a.add(u32::MAX);
+    let before = h.read().unwrap();
+    a.add(10);
+    let after = h.read().unwrap();
+    assert_eq!(before, u32::MAX);
+    assert_eq!(after, 9, "wrapped");
+    assert_eq!(after.wrapping_sub(before), 10, "the difference is right");
+}
+
+/// Values a component computes in a callback are fitted like the engine's
+/// own: `MPI_UNSIGNED` saturates for the classes that must not overflow and
+/// wraps for the others.
+#[test]
+fn unsigned_callback_values_saturate_or_wrap_by_class() {
+    const BIG: u64 = 5_000_000_000; // 2^32 + 705032704
+    static VALUE: AtomicU64 = AtomicU64::new(BIG);
+    let reg = Registry::new();
+    let var = |class: PvarClass| {
+        let name = format!("cb_{}", class.short_name());
+        let cb = Callbacks::new(|_, _| VALUE.load(Ordering::Relaxed));
+        reg.callback_pvar(&name, class, Datatype::Unsigned, cb)
+            .register()
+            .unwrap()
+            .index()
+    };
+    for class in [
+        PvarClass::Level,
+        PvarClass::Size,
+        PvarClass::HighWatermark,
+        PvarClass::LowWatermark,
+    ] {
+        assert_eq!(tool_read(&reg, var(class)), U32_MAX, "{class:?}");
+    }
+    assert_eq!(tool_read(&reg, var(PvarClass::Generic)), BIG & U32_MAX);
+    // SUM classes read the growth since their start: from 0 to BIG.
+    let sums = [var(PvarClass::Counter), var(PvarClass::Aggregate)];
+    let s = reg.session().unwrap();
+    VALUE.store(0, Ordering::Relaxed);
+    let handles: Vec<_> = sums
+        .iter()
+        .map(|&i| {
+            let h = s.handle(i).unwrap().typed::<u32>().unwrap();
+            h.start().unwrap();
+            h
+        })
+        .collect();
+    VALUE.store(BIG, Ordering::Relaxed);
+    for h in &handles {
+        assert_eq!(u64::from(h.read().unwrap()), BIG & U32_MAX, "wrapped");
+    }
+}
+
+/// A PERCENTAGE is "between 0.0 and 1.0", and a LEVEL, SIZE or watermark is
+/// non-negative: a callback's (or a `set`'s) value outside is clamped when
+/// read, NaN reads 0.
+#[test]
+fn double_values_are_kept_in_their_class_range() {
+    static VALUE: AtomicU64 = AtomicU64::new(0);
+    let set = |x: f64| VALUE.store(x.to_bits(), Ordering::Relaxed);
+    let reg = Registry::new();
+    let var = |name: &str, class| {
+        reg.callback_pvar(
+            name,
+            class,
+            Datatype::Double,
+            Callbacks::new(|_, _| VALUE.load(Ordering::Relaxed)),
+        )
+        .register()
+        .unwrap()
+        .index()
+    };
+    let pct = var("cb_busy", PvarClass::Percentage);
+    let read = |i| f64::from_bits(tool_read(&reg, i));
+    for (x, want) in [
+        (0.25, 0.25),
+        (1.5, 1.0),
+        (-0.5, 0.0),
+        (f64::INFINITY, 1.0),
+        (f64::NAN, 0.0),
+    ] {
+        set(x);
+        assert_eq!(read(pct), want, "PERCENTAGE callback returning {x}");
+    }
+    let non_negative = [
+        var("cb_level", PvarClass::Level),
+        var("cb_size", PvarClass::Size),
+        var("cb_high", PvarClass::HighWatermark),
+        var("cb_low", PvarClass::LowWatermark),
+    ];
+    for (x, want) in [(2.5, 2.5), (-3.0, 0.0), (f64::NAN, 0.0)] {
+        set(x);
+        for &i in &non_negative {
+            assert_eq!(
+                read(i),
+                want,
+                "{} returning {x}",
+                reg.pvars().info(i).unwrap().name
+            );
+        }
+    }
+    // The engine's own: a SIZE set negative, a LOWWATERMARK updated below 0.
+    let size = reg.size::<f64>("pool").register().unwrap();
+    size.set(-2.0);
+    assert_eq!(size.get(), 0.0);
+    assert_eq!(f64::from_bits(tool_read(&reg, size.index())), 0.0);
+    let low = reg.low_watermark::<f64>("free_low").register().unwrap();
+    let s = reg.session().unwrap();
+    let h = s.handle(low.index()).unwrap().typed::<f64>().unwrap();
+    h.start().unwrap();
+    low.update(-5.0);
+    assert_eq!(h.read().unwrap(), 0.0);
+    assert_eq!(low.level(), 0.0);
+    low.update(7.0);
+    assert_eq!(low.level(), 7.0);
+}

@@ -388,7 +388,7 @@ fn enumerated_int_variables() {
         .unwrap();
     let info = reg.cvars().info(0).unwrap();
     assert_eq!(info.enumeration.as_ref(), Some(&e));
-    let idx = reg.enums().index_of(&e);
+    let idx = reg.enums().index_of(&e).unwrap();
     assert_eq!(reg.enums().get(idx).unwrap(), &e);
     let (h, _) = reg.cvars().handle_alloc(0, None).unwrap();
     reg.cvars().write(h, &2i32.to_ne_bytes()).unwrap();

@@ -287,13 +287,19 @@ fn the_exporter_survives_threads_coming_and_going() {
 /// The body of the child process of
 /// `another_process_reads_what_this_one_reads`: it exports a zoo, writes
 /// its own in-process snapshot to a file, says it is ready and waits for its
-/// standard input to close. A plain test run returns at once.
+/// standard input to close. Not a test of its own: ignored in a plain run
+/// (the parent runs it with `--ignored --exact`), and it fails without the
+/// parent's environment rather than pass without doing anything.
 #[test]
+#[ignore = "the child process of another_process_reads_what_this_one_reads, run by it"]
 fn outside_child() {
-    let Some(out) = std::env::var_os("PVAR_EXPORT_TEST_CHILD") else {
-        return;
+    let (Some(out), Some(dir)) = (
+        std::env::var_os(CHILD_OUT),
+        std::env::var_os("PVAR_EXPORT_TEST_DIR"),
+    ) else {
+        panic!("outside_child is run by another_process_reads_what_this_one_reads");
     };
-    let dir = PathBuf::from(std::env::var_os("PVAR_EXPORT_TEST_DIR").unwrap());
+    let dir = PathBuf::from(dir);
     let z = zoo();
     let exporter = Exporter::start(&z.reg, options(&dir, 10)).unwrap();
     work(&z);
@@ -312,6 +318,33 @@ fn outside_child() {
     drop(exporter);
 }
 
+/// Where `outside_child` writes its snapshot (set by its parent).
+const CHILD_OUT: &str = "PVAR_EXPORT_TEST_CHILD";
+
+/// `outside_child` is a process body, not a test that can pass alone: run
+/// on its own (as `cargo test -- --ignored` would) it fails.
+#[test]
+fn the_child_body_fails_without_its_parent() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "outside_child",
+            "--test-threads",
+            "1",
+        ])
+        .env_remove(CHILD_OUT)
+        .env_remove("PVAR_EXPORT_TEST_DIR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("running 1 test"), "{stdout}");
+    assert!(
+        !out.status.success(),
+        "outside_child passed alone:\n{stdout}"
+    );
+}
+
 #[test]
 fn another_process_reads_what_this_one_reads() {
     let _g = serial();
@@ -319,13 +352,14 @@ fn another_process_reads_what_this_one_reads() {
     let out = dir.join("inside.bin");
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
+            "--ignored",
             "--exact",
             "outside_child",
             "--nocapture",
             "--test-threads",
             "1",
         ])
-        .env("PVAR_EXPORT_TEST_CHILD", &out)
+        .env(CHILD_OUT, &out)
         .env("PVAR_EXPORT_TEST_DIR", &dir)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

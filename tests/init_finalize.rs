@@ -8,8 +8,8 @@
 
 use pvar::process;
 use pvar::{
-    ErrorCode, HandleId, PvarClass, Registry, Scope, SessionId, THREAD_MULTIPLE, THREAD_SERIALIZED,
-    THREAD_SINGLE,
+    ErrorCode, HandleId, PvarClass, Registry, Scope, SessionId, THREAD_FUNNELED, THREAD_MULTIPLE,
+    THREAD_SERIALIZED, THREAD_SINGLE,
 };
 
 /// Element 0 of a handle.
@@ -34,14 +34,37 @@ fn init_finalize_lifecycle() {
         ErrorCode::NotInitialized
     );
 
-    // Counted: two inits need two finalizes; MULTIPLE is provided whatever
-    // is asked.
+    // A level that is none of the four: MPI_ERR_ARG (MPICH's code), and
+    // the interface stays uninitialised.
+    for bad in [12345, -1, 1, 4095, 4097, i32::MIN, i32::MAX] {
+        assert_eq!(
+            process::init_count_increment(bad).unwrap_err().code(),
+            ErrorCode::Arg,
+            "required = {bad}"
+        );
+        assert_eq!(process::init_thread(bad).unwrap_err(), pvar::Error::Arg);
+    }
+    assert_eq!(process::init_count(), 0);
+    assert!(not_initialized());
+
+    // Counted: two inits need two finalizes; the level required is the
+    // level provided (MPICH and Open MPI do the same; a tool may check it
+    // is not downgraded nor upgraded).
+    for level in [
+        THREAD_SINGLE,
+        THREAD_FUNNELED,
+        THREAD_SERIALIZED,
+        THREAD_MULTIPLE,
+    ] {
+        assert_eq!(process::init_count_increment(level).unwrap(), level);
+        process::init_count_decrement().unwrap();
+    }
     assert_eq!(
         process::init_count_increment(THREAD_SINGLE).unwrap(),
-        THREAD_MULTIPLE
+        THREAD_SINGLE
     );
     assert_eq!(
-        process::init_count_increment(12345).unwrap(),
+        process::init_count_increment(THREAD_MULTIPLE).unwrap(),
         THREAD_MULTIPLE
     );
     assert_eq!(process::init_count(), 2);
@@ -63,7 +86,7 @@ fn init_finalize_lifecycle() {
     // Re-initialisation works; the guard finalizes when dropped.
     {
         let (provided, guard) = process::init_thread(THREAD_SERIALIZED).unwrap();
-        assert_eq!(provided, THREAD_MULTIPLE);
+        assert_eq!(provided, THREAD_SERIALIZED);
         assert!(process::is_initialized());
         let (_, inner) = process::init_thread(THREAD_SINGLE).unwrap();
         assert_eq!(process::init_count(), 2);

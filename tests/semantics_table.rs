@@ -733,3 +733,41 @@ fn the_tool_guide_shows_this_table() {
         }
     }
 }
+
+/// Every place that states what `atomic` (`MPI_T_pvar_get_info`) promises
+/// says what the engine does: readreset is atomic per element, not across
+/// the elements of a handle (each element's word has its own CAS,
+/// `src/tool/handle.rs`); and `mpi_t.h` names no exception to the
+/// signal-safety of the access functions (there is none: large handles go
+/// through the stack buffer in pieces).
+#[test]
+fn the_atomic_flag_is_stated_per_element_everywhere() {
+    let read = |rel: &str| {
+        std::fs::read_to_string(format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    };
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let header = flat(&read("include/mpi_t.h"));
+    let get_info = header.find("int MPI_T_pvar_get_info(").unwrap();
+    let before_get_info = &header[..get_info];
+    let comment = &before_get_info[before_get_info.rfind("/*").unwrap()..];
+    assert!(
+        comment.contains("*atomic = 1") && comment.contains("PER ELEMENT"),
+        "mpi_t.h does not say what atomic means next to MPI_T_pvar_get_info: {comment}"
+    );
+    assert!(
+        !header.contains("more than 256 elements"),
+        "mpi_t.h lists a signal-safety exception the code does not have"
+    );
+    for (file, phrase) in [
+        ("docs/tool-guide.md", "`atomic` is per element"),
+        ("docs/c-interface.md", "atomic per element"),
+        (
+            "src/vocabulary/pvar_info.rs",
+            "reset atomically (`readreset`), **per element**",
+        ),
+        ("src/ffi/pvar.rs", "atomic per element, not per handle"),
+    ] {
+        let text = flat(&read(file));
+        assert!(text.contains(phrase), "{file} does not say {phrase:?}");
+    }
+}

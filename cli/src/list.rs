@@ -138,9 +138,6 @@ fn collect(reg: &Registry) -> Listing {
     let pvars: Vec<PvarOut> = (0..reg.pvars().len())
         .filter_map(|i| {
             let p = reg.pvars().info(i).ok()?;
-            if let Some(e) = &p.enumeration {
-                reg.enums().index_of(e);
-            }
             Some(PvarOut {
                 index: i,
                 name: p.name.clone(),
@@ -166,9 +163,6 @@ fn collect(reg: &Registry) -> Listing {
     let cvars: Vec<CvarOut> = (0..reg.cvars().len())
         .filter_map(|i| {
             let c = reg.cvars().info(i).ok()?;
-            if let Some(e) = &c.enumeration {
-                reg.enums().index_of(e);
-            }
             Some(CvarOut {
                 index: i,
                 name: c.name.clone(),

@@ -1,6 +1,13 @@
 //! The `pvar` command's conventions: a bad option value is a usage error
 //! (exit status 2, the usage line, a message naming the option) whatever
 //! the value looks like, and the live view fits the terminal it draws on.
+//!
+//! The live-view tests need `script` (util-linux) for a pseudo-terminal:
+//! without it they print `SKIPPED: …` and pass, unless `CI` or
+//! `PVAR_REQUIRE_SCRIPT` is set (then they fail).
+
+#[path = "../../tests/support/script_tty.rs"]
+mod script_tty;
 
 use std::process::Command;
 
@@ -69,10 +76,10 @@ fn the_smallest_and_largest_values_are_accepted() {
 }
 
 /// The live view on a pseudo-terminal of `cols` × `rows` (through
-/// `script`, which gives the program a terminal): the raw output.
+/// `script`, which gives the program a terminal): the raw output; `None`
+/// (after a `SKIPPED` line) without `script`, unless it is required.
 fn live_view(cols: u32, rows: u32) -> Option<String> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("`script` (util-linux) not installed: live view not checked");
+    if !script_tty::available("the live view of pvar demo") {
         return None;
     }
     let cmd = format!(
@@ -152,4 +159,19 @@ fn the_live_view_falls_back_to_progress_lines_on_a_tiny_terminal() {
     let Some(raw) = live_view(80, 3) else { return };
     assert!(frames(&raw).is_empty(), "a table drawn on 3 rows: {raw:?}");
     assert!(raw.contains("sent "), "no progress line: {raw:?}");
+}
+
+/// The live-view tests cannot pass without running: with `script` missing
+/// and required, they fail.
+#[test]
+fn the_live_view_tests_fail_without_script_when_required() {
+    for name in [
+        "the_live_view_fits_a_small_terminal",
+        "the_live_view_falls_back_to_progress_lines_on_a_tiny_terminal",
+    ] {
+        assert!(
+            script_tty::fails_without_script_when_required(name),
+            "{name} passed without script"
+        );
+    }
 }

@@ -12,10 +12,13 @@
 //!
 //! The OpenMetrics checks need `python3` with `prometheus_client`. Without
 //! it they print `SKIPPED: …` and pass, unless `CI` or
-//! `PVAR_REQUIRE_PYTHON` is set (then they fail).
+//! `PVAR_REQUIRE_PYTHON` is set (then they fail). The terminal test needs
+//! `script` (util-linux), gated the same way by `PVAR_REQUIRE_SCRIPT`.
 
 #[path = "../../tests/support/openmetrics_parser.rs"]
 mod openmetrics_parser;
+#[path = "../../tests/support/script_tty.rs"]
+mod script_tty;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -716,8 +719,7 @@ fn top_reports_the_end_of_the_process() {
 
 #[test]
 fn top_on_a_terminal_restores_it_after_ctrl_c() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: `script` (util-linux) not installed: the terminal mode of pvar top");
+    if !script_tty::available("the terminal mode of pvar top") {
         return;
     }
     let dir = Dir::new("tty");
@@ -769,4 +771,13 @@ fn top_on_a_terminal_restores_it_after_ctrl_c() {
         let text = frame.split("\x1b[?25h").next().unwrap();
         assert!(text.split("\r\n").count() <= 20, "{text:?}");
     }
+}
+
+/// The terminal test cannot pass without running: with `script` missing
+/// and required, it fails.
+#[test]
+fn the_terminal_test_fails_without_script_when_required() {
+    assert!(script_tty::fails_without_script_when_required(
+        "top_on_a_terminal_restores_it_after_ctrl_c"
+    ));
 }

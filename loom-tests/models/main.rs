@@ -9,6 +9,7 @@
 #![cfg(loom)]
 
 mod append_vec;
+mod categories;
 mod cells;
 mod event_delivery;
 mod event_registrations;

@@ -14,10 +14,28 @@
 //!   category is defined; until then the name is reported by
 //!   [`Categories::undefined`].
 //! - The change stamp ([`Categories::changed`]) increases with every
-//!   addition: a category defined, a variable or sub-category added.
+//!   change: a category defined (with the members that were waiting for
+//!   it), a variable or sub-category added.
 //!
-//! Queries are lock-free (append-only vectors) and so async-signal-safe;
-//! additions and name lookups take a mutex.
+//! # The change stamp
+//!
+//! MPI 4.1 §15.3.9: "If two subsequent calls to this routine return the
+//! same timestamp, it is guaranteed that the category information has not
+//! changed between the two calls." A change and its stamp therefore
+//! become visible at one instant: every entry (category or member) carries
+//! the number of the change that added it, and queries show only entries
+//! whose change is at most the stamp they load. A change (under the mutex)
+//! appends its entries first, still hidden, then publishes them all with
+//! one release store of its number into the stamp. So a tool that reads
+//! the stamp, scans, and reads the stamp again gets equal stamps only if
+//! its scan saw exactly the state of that stamp; and one that remembers a
+//! stamp read before a scan never misses a change, since any change it did
+//! not see carries a higher number. The stamp is a `u64` (it does not wrap
+//! in practice); `MPI_T_category_changed` returns it modulo 2^31, see
+//! `src/ffi/category.rs`.
+//!
+//! Queries are lock-free (append-only vectors and one load of the stamp)
+//! and so async-signal-safe; additions and name lookups take a mutex.
 //!
 //! # The "first `len` entries" rule
 //!
@@ -36,14 +54,42 @@ use crate::lockfree::append_vec::AppendVec;
 use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::vocabulary::error::{Error, Result};
 
+/// An entry of a member list: the member's index and the number of the
+/// change that added it (visible once the stamp reaches it).
+struct Entry {
+    index: usize,
+    change: u64,
+}
+
+/// A member list: only appended, in non-decreasing change order.
+type Members = AppendVec<Entry>;
+
 /// What a category holds. Members are only appended.
 struct Category {
     name: String,
     description: String,
-    cvars: AppendVec<usize>,
-    pvars: AppendVec<usize>,
-    events: AppendVec<usize>,
-    subcategories: AppendVec<usize>,
+    /// The change that defined the category.
+    change: u64,
+    cvars: Members,
+    pvars: Members,
+    events: Members,
+    subcategories: Members,
+}
+
+/// The number of leading entries of `list` that change `now` has
+/// published. Only the entries of one unpublished change (the one in
+/// progress, if any) can follow them, so this looks at the tail only.
+fn visible<T>(list: &AppendVec<T>, now: u64, change: impl Fn(&T) -> u64) -> usize {
+    let mut n = list.len();
+    while n > 0 && change(list.get(n - 1).expect("published entry")) > now {
+        n -= 1;
+    }
+    n
+}
+
+/// The number of `list`'s members that change `now` has published.
+fn visible_members(list: &Members, now: u64) -> usize {
+    visible(list, now, |e| e.change)
 }
 
 /// Members recorded for a category name that is not defined yet.
@@ -63,7 +109,7 @@ enum Member {
 }
 
 impl Category {
-    fn members(&self, m: Member) -> &AppendVec<usize> {
+    fn members(&self, m: Member) -> &Members {
         match m {
             Member::Cvar => &self.cvars,
             Member::Pvar => &self.pvars,
@@ -198,12 +244,35 @@ impl Categories {
         self.state.lock()
     }
 
-    fn bump(&self) {
-        self.stamp.fetch_add(1, Ordering::Release);
+    /// The number the next change will publish. Call with the state
+    /// locked: changes are serialised by it.
+    fn next_change(&self) -> u64 {
+        self.stamp.load(Ordering::Relaxed) + 1
     }
 
-    fn category(&self, index: usize) -> Result<&Category> {
-        self.cats.get(index).ok_or(Error::no_such_index())
+    /// Publishes change `next` (its entries are all appended): one release
+    /// store, so a query that loads the new stamp sees every entry.
+    fn publish(&self, next: u64) {
+        self.stamp.store(next, Ordering::Release);
+    }
+
+    /// The stamp a query works with: what it shows is what this change
+    /// had published.
+    fn now(&self) -> u64 {
+        self.stamp.load(Ordering::Acquire)
+    }
+
+    /// Category `index` if change `now` had defined it.
+    fn category_at(&self, index: usize, now: u64) -> Result<&Category> {
+        self.cats
+            .get(index)
+            .filter(|c| c.change <= now)
+            .ok_or(Error::no_such_index())
+    }
+
+    /// Category `index` under the lock, also in the middle of a change.
+    fn category_locked(&self, index: usize) -> &Category {
+        self.cats.get(index).expect("defined category")
     }
 
     /// Defines category `name` and returns its index. Members recorded for
@@ -214,7 +283,7 @@ impl Categories {
         check_name("category", name)?;
         let mut st = self.lock();
         if let Some(&i) = st.by_name.get(name) {
-            let existing = &self.category(i)?.description;
+            let existing = &self.category_locked(i).description;
             if existing != description {
                 return Err(Error::refused(format!(
                     "category '{name}' is already defined at index {i} with description \
@@ -223,46 +292,50 @@ impl Categories {
             }
             return Ok(i);
         }
+        // One change: the category, the members that waited for it, and
+        // the sub-category edges it completes, published together.
+        let change = self.next_change();
         let index = self.cats.push(Category {
             name: name.to_string(),
             description: description.to_string(),
+            change,
             cvars: AppendVec::new(),
             pvars: AppendVec::new(),
             events: AppendVec::new(),
             subcategories: AppendVec::new(),
         });
         st.by_name.insert(name.to_string(), index);
-        self.bump();
-        let cat = self.category(index)?;
+        let cat = self.category_locked(index);
         if let Some(mut p) = st.pending.remove(name) {
             for m in [Member::Cvar, Member::Pvar, Member::Event] {
                 for v in p.members(m).drain(..) {
-                    cat.members(m).push(v);
-                    self.bump();
+                    cat.members(m).push(Entry { index: v, change });
                 }
             }
         }
-        self.attach_ready_edges(&mut st);
+        self.attach_ready_edges(&mut st, change);
+        self.publish(change);
         Ok(index)
     }
 
-    /// Attaches every recorded edge whose two ends are now defined.
-    fn attach_ready_edges(&self, st: &mut State) {
+    /// Attaches, as part of change `change`, every recorded edge whose two
+    /// ends are now defined; whether it attached any.
+    fn attach_ready_edges(&self, st: &mut State, change: u64) -> bool {
+        let mut attached = false;
         for k in 0..st.edges.len() {
             let (p, c, done) = &st.edges[k];
             if *done {
                 continue;
             }
             if let (Some(&pi), Some(&ci)) = (st.by_name.get(p), st.by_name.get(c)) {
-                self.cats
-                    .get(pi)
-                    .expect("defined category")
+                self.category_locked(pi)
                     .subcategories
-                    .push(ci);
+                    .push(Entry { index: ci, change });
                 st.edges[k].2 = true;
-                self.bump();
+                attached = true;
             }
         }
+        attached
     }
 
     /// Makes category `child` a member of category `parent` (by name;
@@ -285,7 +358,10 @@ impl Categories {
         }
         st.edges
             .push((parent.to_string(), child.to_string(), false));
-        self.attach_ready_edges(&mut st);
+        let change = self.next_change();
+        if self.attach_ready_edges(&mut st, change) {
+            self.publish(change);
+        }
         Ok(())
     }
 
@@ -311,10 +387,11 @@ impl Categories {
         let mut st = self.lock();
         match st.by_name.get(category) {
             Some(&ci) => {
-                let list = self.cats.get(ci).expect("defined category").members(member);
-                if !list.iter().any(|(_, &v)| v == index) {
-                    list.push(index);
-                    self.bump();
+                let list = self.category_locked(ci).members(member);
+                if !list.iter().any(|(_, e)| e.index == index) {
+                    let change = self.next_change();
+                    list.push(Entry { index, change });
+                    self.publish(change);
                 }
             }
             None => {
@@ -333,7 +410,7 @@ impl Categories {
     /// Number of defined categories (`MPI_T_category_get_num`).
     /// Lock-free.
     pub fn len(&self) -> usize {
-        self.cats.len()
+        visible(&self.cats, self.now(), |c| c.change)
     }
 
     /// Whether no category is defined.
@@ -344,14 +421,15 @@ impl Categories {
     /// `MPI_T_category_get_info`; `MPI_T_ERR_INVALID_INDEX` when out of
     /// range. Lock-free.
     pub fn info(&self, index: usize) -> Result<CategoryInfo<'_>> {
-        let c = self.category(index)?;
+        let now = self.now();
+        let c = self.category_at(index, now)?;
         Ok(CategoryInfo {
             name: &c.name,
             description: &c.description,
-            num_cvars: c.cvars.len(),
-            num_pvars: c.pvars.len(),
-            num_events: c.events.len(),
-            num_categories: c.subcategories.len(),
+            num_cvars: visible_members(&c.cvars, now),
+            num_pvars: visible_members(&c.pvars, now),
+            num_events: visible_members(&c.events, now),
+            num_categories: visible_members(&c.subcategories, now),
         })
     }
 
@@ -365,10 +443,11 @@ impl Categories {
             .ok_or(Error::InvalidName)
     }
 
-    /// `MPI_T_category_changed`: a stamp that increases with every
-    /// addition (category defined, member added). Lock-free.
+    /// `MPI_T_category_changed`: a stamp that increases with every change
+    /// (category defined, member added); equal stamps from two calls mean
+    /// no change in between (see the module documentation). Lock-free.
     pub fn changed(&self) -> u64 {
-        self.stamp.load(Ordering::Acquire)
+        self.now()
     }
 
     /// Names referenced by a variable or a sub-category edge but not
@@ -387,12 +466,30 @@ impl Categories {
         names
     }
 
-    fn list_into(list: &AppendVec<usize>, out: &mut [i32]) -> usize {
-        let n = list.len().min(out.len());
+    /// Writes the first members of `list` (those change `now` published)
+    /// into `out`; how many.
+    fn list_into(list: &Members, now: u64, out: &mut [i32]) -> usize {
+        let n = visible_members(list, now).min(out.len());
         for (i, slot) in out.iter_mut().take(n).enumerate() {
-            *slot = *list.get(i).expect("published member") as i32;
+            *slot = list.get(i).expect("published member").index as i32;
         }
         n
+    }
+
+    /// Every member of `list` that change `now` published.
+    fn list_all(list: &Members, now: u64) -> Vec<usize> {
+        let n = visible_members(list, now);
+        (0..n)
+            .map(|i| list.get(i).expect("published member").index)
+            .collect()
+    }
+
+    /// Member list `m` of category `index` (`None`: its sub-categories),
+    /// with the stamp the query works with.
+    fn list(&self, index: usize, m: Option<Member>) -> Result<(&Members, u64)> {
+        let now = self.now();
+        let c = self.category_at(index, now)?;
+        Ok((m.map_or(&c.subcategories, |m| c.members(m)), now))
     }
 
     /// `MPI_T_category_get_cvars`: writes the first `out.len()` control
@@ -400,64 +497,52 @@ impl Categories {
     /// were written; entries past that are left untouched. Lock-free and
     /// allocation-free.
     pub fn cvars_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
-        Ok(Self::list_into(&self.category(index)?.cvars, out))
+        let (list, now) = self.list(index, Some(Member::Cvar))?;
+        Ok(Self::list_into(list, now, out))
     }
 
     /// `MPI_T_category_get_pvars`, with the rule of
     /// [`Categories::cvars_into`].
     pub fn pvars_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
-        Ok(Self::list_into(&self.category(index)?.pvars, out))
+        let (list, now) = self.list(index, Some(Member::Pvar))?;
+        Ok(Self::list_into(list, now, out))
     }
 
     /// `MPI_T_category_get_events`, with the rule of
     /// [`Categories::cvars_into`].
     pub fn events_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
-        Ok(Self::list_into(&self.category(index)?.events, out))
+        let (list, now) = self.list(index, Some(Member::Event))?;
+        Ok(Self::list_into(list, now, out))
     }
 
     /// All event type indices of category `index`, in order added.
     pub fn events(&self, index: usize) -> Result<Vec<usize>> {
-        Ok(self
-            .category(index)?
-            .events
-            .iter()
-            .map(|(_, &v)| v)
-            .collect())
+        let (list, now) = self.list(index, Some(Member::Event))?;
+        Ok(Self::list_all(list, now))
     }
 
     /// `MPI_T_category_get_categories`, with the rule of
     /// [`Categories::cvars_into`].
     pub fn categories_into(&self, index: usize, out: &mut [i32]) -> Result<usize> {
-        Ok(Self::list_into(&self.category(index)?.subcategories, out))
+        let (list, now) = self.list(index, None)?;
+        Ok(Self::list_into(list, now, out))
     }
 
     /// All control variable indices of category `index`, in order added.
     pub fn cvars(&self, index: usize) -> Result<Vec<usize>> {
-        Ok(self
-            .category(index)?
-            .cvars
-            .iter()
-            .map(|(_, &v)| v)
-            .collect())
+        let (list, now) = self.list(index, Some(Member::Cvar))?;
+        Ok(Self::list_all(list, now))
     }
 
     /// All performance variable indices of category `index`.
     pub fn pvars(&self, index: usize) -> Result<Vec<usize>> {
-        Ok(self
-            .category(index)?
-            .pvars
-            .iter()
-            .map(|(_, &v)| v)
-            .collect())
+        let (list, now) = self.list(index, Some(Member::Pvar))?;
+        Ok(Self::list_all(list, now))
     }
 
     /// All sub-category indices of category `index`.
     pub fn subcategories(&self, index: usize) -> Result<Vec<usize>> {
-        Ok(self
-            .category(index)?
-            .subcategories
-            .iter()
-            .map(|(_, &v)| v)
-            .collect())
+        let (list, now) = self.list(index, None)?;
+        Ok(Self::list_all(list, now))
     }
 }

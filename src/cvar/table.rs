@@ -195,7 +195,9 @@ impl Cvars {
         };
         let make = |_: &_| {
             if let Some(e) = &info.enumeration {
-                self.enums.register(e)?;
+                self.enums.register(e).map_err(|err| {
+                    Error::refused(format!("{who}: {}", err.reason().unwrap_or_default()))
+                })?;
             }
             let resolved = env::resolve(
                 &info.name,

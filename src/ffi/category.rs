@@ -136,12 +136,21 @@ mpi_t_fn! {
     }
 }
 
+/// The engine's 64-bit change stamp as `MPI_T_category_changed` returns it:
+/// modulo 2^31, so it stays non-negative and wraps to 0 after `INT_MAX`.
+/// Equal values from two calls then mean no change in between, or a
+/// multiple of 2^31 changes (saturating instead, as before, would hide
+/// every change after the 2^31 − 1st).
+pub(crate) fn c_stamp(stamp: u64) -> c_int {
+    (stamp & c_int::MAX as u64) as c_int
+}
+
 mpi_t_fn! {
-    /// `MPI_T_category_changed`: the change stamp (saturating at
-    /// `INT_MAX`).
+    /// `MPI_T_category_changed`: the change stamp modulo 2^31 (`c_stamp`);
+    /// two calls that return the same value saw the same categories.
     fn PMPI_T_category_changed / MPI_T_category_changed(stamp: *mut c_int) {
         mpit_call(|reg| {
-            let s = c_int::try_from(reg.categories().changed()).unwrap_or(c_int::MAX);
+            let s = c_stamp(reg.categories().changed());
             // SAFETY: `set_req` checks NULL/alignment.
             unsafe { set_req(stamp, s) }
         })
@@ -197,5 +206,26 @@ mpi_t_fn! {
                 set_req(value, item.value)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::c_stamp;
+
+    #[test]
+    fn the_c_stamp_wraps_modulo_2_31_and_stays_non_negative() {
+        assert_eq!(c_stamp(0), 0);
+        assert_eq!(c_stamp(7), 7);
+        assert_eq!(c_stamp(i32::MAX as u64), i32::MAX);
+        // Past INT_MAX: a change is still a different value (it saturated).
+        assert_eq!(c_stamp(i32::MAX as u64 + 1), 0);
+        assert_ne!(c_stamp(i32::MAX as u64 + 1), c_stamp(i32::MAX as u64));
+        assert_ne!(c_stamp(i32::MAX as u64 + 2), c_stamp(i32::MAX as u64 + 1));
+        assert_eq!(c_stamp(u64::MAX), i32::MAX);
+        for s in [1u64 << 31, 1 << 32, (1 << 40) + 5, u64::MAX - 1] {
+            assert!(c_stamp(s) >= 0);
+            assert_ne!(c_stamp(s), c_stamp(s + 1), "{s}");
+        }
     }
 }

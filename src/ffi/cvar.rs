@@ -56,7 +56,11 @@ mpi_t_fn! {
         mpit_call(|reg| {
             let info = reg.cvars().info(index(cvar_index, ERR_INVALID_INDEX)?).c()?;
             let e = match &info.enumeration {
-                Some(e) if info.datatype == Datatype::Int => (reg.enums().index_of(e) + 1) as Enum,
+                // Registered with the variable: always found.
+                Some(e) if info.datatype == Datatype::Int => reg
+                    .enums()
+                    .index_of(e)
+                    .map_or(core::ptr::null_mut(), |i| (i + 1) as Enum),
                 _ => core::ptr::null_mut(),
             };
             // SAFETY: every pointer is NULL (ignored) or valid for its write

@@ -131,9 +131,14 @@ mpi_t_fn! {
 
 mpi_t_fn! {
     /// `MPI_T_event_get_info`: NULL OUT arguments are ignored;
-    /// `*num_elements` is the capacity of the two arrays on entry (they
-    /// are filled up to it) and the element count on return; `enumtype`
-    /// is `MPI_T_ENUM_NULL`, `info` `MPI_INFO_NULL`.
+    /// `*num_elements` is the element count on return. On entry it is the
+    /// capacity of the arrays, read only if one of them is not NULL (they
+    /// are filled up to it; a negative capacity is `MPI_T_ERR_INVALID`):
+    /// with both arrays NULL there is nothing to fill and the input is
+    /// ignored, as the string convention ignores a length with a NULL
+    /// buffer, so a tool that only asks for the count may leave it
+    /// uninitialised. `enumtype` is `MPI_T_ENUM_NULL`, `info`
+    /// `MPI_INFO_NULL`.
     fn PMPI_T_event_get_info / MPI_T_event_get_info(
         event_index: c_int,
         name: *mut c_char,
@@ -154,7 +159,11 @@ mpi_t_fn! {
             // the arrays for `*num_elements` entries (caller's contract).
             unsafe {
                 if let Some(n) = super::out(num_elements) {
-                    let cap = usize::try_from(*n).map_err(|_| ERR_INVALID)?;
+                    let cap = if array_of_datatypes.is_null() && array_of_displacements.is_null() {
+                        0
+                    } else {
+                        usize::try_from(*n).map_err(|_| ERR_INVALID)?
+                    };
                     for (i, &(dt, disp)) in e.elements.iter().take(cap).enumerate() {
                         if !array_of_datatypes.is_null() {
                             *array_of_datatypes.add(i) = dt.raw() as usize as CDatatype;

@@ -86,9 +86,11 @@ fn release_all() {
 }
 
 mpi_t_fn! {
-    /// `MPI_T_init_thread`: counted; provides `MPI_THREAD_MULTIPLE`.
-    /// `provided` must not be NULL (`MPI_T_ERR_INVALID`, and the interface
-    /// is not initialised).
+    /// `MPI_T_init_thread`: counted; provides the level required. A
+    /// `required` that is not one of the four thread levels is
+    /// `MPI_ERR_ARG` (MPICH's code), and `provided` must not be NULL
+    /// (`MPI_T_ERR_INVALID`); either way the interface is not initialised
+    /// and `*provided` is not written.
     fn PMPI_T_init_thread / MPI_T_init_thread(required: c_int, provided: *mut c_int) {
         guarded(|| {
             super::require(provided)?;
@@ -170,4 +172,5 @@ error_strings! {
     PvarNoWrite => c"MPI_T_ERR_PVAR_NO_WRITE: variable cannot be written or reset",
     PvarNoStartstop => c"MPI_T_ERR_PVAR_NO_STARTSTOP: variable cannot be started or stopped",
     PvarNoAtomic => c"MPI_T_ERR_PVAR_NO_ATOMIC: variable cannot be read and written atomically",
+    Arg => c"MPI_ERR_ARG: invalid argument of some other kind",
 }

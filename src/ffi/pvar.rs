@@ -60,6 +60,8 @@ mpi_t_fn! {
 
 mpi_t_fn! {
     /// `MPI_T_pvar_get_info`: every OUT pointer may be NULL (ignored).
+    /// `*atomic = 1` means `MPI_T_pvar_readreset` is atomic per element,
+    /// not across the elements of a handle (`PvarInfo::atomic`).
     fn PMPI_T_pvar_get_info / MPI_T_pvar_get_info(
         pvar_index: c_int,
         name: *mut c_char,
@@ -78,9 +80,11 @@ mpi_t_fn! {
         mpit_call(|reg| {
             let info = reg.pvars().info(index(pvar_index, ERR_INVALID_INDEX)?).c()?;
             let e = match &info.enumeration {
-                Some(e) if info.datatype == crate::vocabulary::datatype::Datatype::Int => {
-                    (reg.enums().index_of(e) + 1) as Enum
-                }
+                // Registered with the variable: always found.
+                Some(e) if info.datatype == crate::vocabulary::datatype::Datatype::Int => reg
+                    .enums()
+                    .index_of(e)
+                    .map_or(core::ptr::null_mut(), |i| (i + 1) as Enum),
                 _ => core::ptr::null_mut(),
             };
             // SAFETY: every pointer is NULL (ignored) or valid for the
@@ -353,7 +357,8 @@ mpi_t_fn! {
 }
 
 mpi_t_fn! {
-    /// `MPI_T_pvar_readreset`. Async-signal-safe (see the module docs).
+    /// `MPI_T_pvar_readreset`: atomic per element, not per handle.
+    /// Async-signal-safe (see the module docs).
     fn PMPI_T_pvar_readreset / MPI_T_pvar_readreset(
         session: PvarSession,
         handle: PvarHandle,

@@ -23,9 +23,14 @@
 //!   for the same init: a guard dropped after the count already reached
 //!   zero does nothing.
 //!
-//! Thread level: the engine is fully thread-safe, so it provides
-//! [`THREAD_MULTIPLE`] (4096) whatever level is required, including values
-//! that are not one of the four standard levels.
+//! Thread level: the engine is fully thread-safe, so it can provide any
+//! level; it provides the level required, as MPICH and Open MPI do (the
+//! standard: "if possible, the call will return provided = required"). A
+//! `required` that is none of [`THREAD_SINGLE`], [`THREAD_FUNNELED`],
+//! [`THREAD_SERIALIZED`], [`THREAD_MULTIPLE`] is refused with `MPI_ERR_ARG`
+//! ([`Error::Arg`], MPICH's code for it), and the interface is not
+//! initialised. A tool that asked for less than `MULTIPLE` may still call
+//! from any thread: the engine does not hold it to its request.
 //!
 //! Self-observation: the first init registers the engine's own variables
 //! in [`global`] (see [`observe`](super::observe)).
@@ -42,7 +47,9 @@ use crate::registry::Registry;
 use crate::sync::unmodelled::{AtomicUsize, OnceLock};
 use crate::sync::{Arc, Ordering};
 use crate::vocabulary::error::{Error, Result};
-use crate::vocabulary::kinds::THREAD_MULTIPLE;
+use crate::vocabulary::kinds::{
+    THREAD_FUNNELED, THREAD_MULTIPLE, THREAD_SERIALIZED, THREAD_SINGLE,
+};
 
 static GLOBAL: OnceLock<Registry> = OnceLock::new();
 
@@ -106,15 +113,26 @@ fn register_engine_vars_once() {
 static INIT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// Adds one to the init count (`MPI_T_init_thread`) and returns the
-/// provided thread level, always [`THREAD_MULTIPLE`]. The first call in the
-/// process also registers the engine's own variables in [`global`].
+/// provided thread level: `required` itself. `MPI_ERR_ARG`
+/// ([`Error::Arg`]) if `required` is not one of the four levels; the count
+/// is then unchanged. The first call in the process also registers the
+/// engine's own variables in [`global`].
 pub fn init_count_increment(required: i32) -> Result<i32> {
-    let _ = required;
+    if ![
+        THREAD_SINGLE,
+        THREAD_FUNNELED,
+        THREAD_SERIALIZED,
+        THREAD_MULTIPLE,
+    ]
+    .contains(&required)
+    {
+        return Err(Error::Arg);
+    }
     register_engine_vars_once();
     INIT_COUNT
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_add(1))
         .map_err(|_| Error::CannotInit)?;
-    Ok(THREAD_MULTIPLE)
+    Ok(required)
 }
 
 /// Removes one from the init count (`MPI_T_finalize`);
@@ -148,12 +166,15 @@ pub fn check_initialized() -> Result<()> {
     }
 }
 
-/// `MPI_T_init_thread` for Rust callers: the provided thread level
-/// ([`THREAD_MULTIPLE`]) and a guard that finalizes once when dropped.
+/// `MPI_T_init_thread` for Rust callers: the provided thread level (the
+/// one required) and a guard that finalizes once when dropped.
+/// `MPI_ERR_ARG` ([`Error::Arg`]) for a `required` that is not one of the
+/// four levels.
 ///
 /// ```
 /// let (provided, guard) = pvar::process::init_thread(pvar::THREAD_SINGLE).unwrap();
-/// assert_eq!(provided, pvar::THREAD_MULTIPLE);
+/// assert_eq!(provided, pvar::THREAD_SINGLE);
+/// assert_eq!(pvar::process::init_thread(7).unwrap_err(), pvar::Error::Arg);
 /// assert!(pvar::process::is_initialized());
 /// let n = guard.registry().pvars().len();
 /// assert!(n > 0); // the engine's own variables

@@ -30,7 +30,7 @@
 //! |---|---|---|---|
 //! | `PVAR_ENGINE_VERSION` | `MPI_CHAR` | CONSTANT | the crate version |
 //! | `PVAR_ENGINE_INSTRUMENTATION` | `MPI_INT` (bool) | CONSTANT | 0 when built with `--cfg pvar_compile_out` |
-//! | `PVAR_ENGINE_THREAD_LEVEL` | `MPI_INT` (enum `mpi_thread_level`) | READONLY | the thread level provided, `MPI_THREAD_MULTIPLE` |
+//! | `PVAR_ENGINE_THREAD_LEVEL` | `MPI_INT` (enum `mpi_thread_level`) | READONLY | the highest thread level the tool interface supports, `MPI_THREAD_MULTIPLE` (`MPI_T_init_thread` provides the level required) |
 //! | `PVAR_EVENT_BUFFER_ENTRIES` | `MPI_UNSIGNED_LONG_LONG` | LOCAL | entries of each thread's event buffer made from now on (default 256; environment `PVAR_EVENT_BUFFER_ENTRIES`) |
 //!
 //! When: they are registered in [`global`](crate::global) by the first
@@ -257,7 +257,10 @@ pub fn register_engine_vars(reg: &Registry) -> Result<()> {
     reg.cvar::<i32>(CVARS[2])
         .default(THREAD_MULTIPLE)
         .enumeration(levels)
-        .description("thread level the tool interface provides (always MPI_THREAD_MULTIPLE)")
+        .description(
+            "highest thread level the tool interface supports (MPI_THREAD_MULTIPLE); \
+             MPI_T_init_thread provides the level required",
+        )
         .scope(Scope::Readonly)
         .verbosity(Verbosity::UserDetail)
         .category(CATEGORY)

@@ -28,9 +28,11 @@ impl SharedRef {
         }
     }
 
+    /// Element `i` as a tool reads it (fitted to the class and datatype:
+    /// `Storage::to_output`).
     fn get(&self, i: usize) -> u64 {
         assert!(i < self.storage.count, "pvar element {i} out of range");
-        self.storage.current(i)
+        self.storage.to_output(self.storage.current(i))
     }
 }
 
@@ -95,12 +97,13 @@ macro_rules! shared_handle {
                 self.core.set(i, x.to_bits());
             }
 
-            /// The current value of element 0.
+            /// The current value of element 0, as a tool reads it (a SIZE:
+            /// a negative `f64` reads 0; see the tool guide).
             pub fn get(&self) -> $t {
                 $t::from_bits(self.core.get(0))
             }
 
-            /// The current value of element `i`.
+            /// The current value of element `i`, as a tool reads it.
             pub fn get_at(&self, i: usize) -> $t {
                 $t::from_bits(self.core.get(i))
             }
@@ -116,6 +119,17 @@ shared_handle! {
     /// Async-signal-safe: yes, every method (one atomic store or load per
     /// element; no per-thread state to prepare).
     Size<T: Magnitude> Size
+}
+
+impl<T: Magnitude> Size<T> {
+    /// [`Size::set_at`] with a 64-bit pattern (the C interface's
+    /// `pvar_set` of an `MPI_UNSIGNED` SIZE): the value is stored whole and
+    /// read saturated at `u32::MAX` (a SIZE must not overflow).
+    #[cfg_attr(not(feature = "ffi"), allow(dead_code))]
+    pub(crate) fn set_bits_at(&self, i: usize, bits: u64) {
+        assert!(i < self.core.storage.count, "pvar element {i} out of range");
+        self.core.set(i, bits);
+    }
 }
 
 shared_handle! {

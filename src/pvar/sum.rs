@@ -686,6 +686,17 @@ impl<T: Magnitude> Level<T> {
         }
     }
 
+    /// [`Level::set_at`] with a 64-bit pattern (the C interface's
+    /// `pvar_set` of an `MPI_UNSIGNED` level): the level is kept whole and
+    /// fitted to the datatype when read.
+    #[cfg_attr(not(feature = "ffi"), allow(dead_code))]
+    pub(crate) fn set_bits_at(&self, i: usize, bits: u64) {
+        if ENABLED {
+            self.core.check(i);
+            self.core.cells.set_total(i, bits, T::IS_FLOAT);
+        }
+    }
+
     /// The current level of element 0.
     pub fn get(&self) -> T {
         self.get_at(0)

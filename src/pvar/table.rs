@@ -13,6 +13,7 @@ use crate::hot::storage::{Backing, Hot, Storage};
 use crate::lockfree::var_table::{ActiveFlag, Instances, Registered, VarTable};
 use crate::sync::{Arc, Ordering};
 use crate::vocabulary::callback::{Callbacks, Notify};
+use crate::vocabulary::enumeration::Enumerations;
 use crate::vocabulary::error::{Error, Result};
 use crate::vocabulary::kinds::{BindKind, ObjectRef, PvarClass};
 use crate::vocabulary::{ElementCount, PvarInfo};
@@ -135,6 +136,7 @@ pub struct Pvars {
     hot: Arc<Hot>,
     vars: VarTable<(String, PvarClass), Variable>,
     categories: Arc<Categories>,
+    enums: Arc<Enumerations>,
 }
 
 impl std::fmt::Debug for Pvars {
@@ -146,11 +148,16 @@ impl std::fmt::Debug for Pvars {
 }
 
 impl Pvars {
-    pub(crate) fn new(hot: Arc<Hot>, categories: Arc<Categories>) -> Self {
+    pub(crate) fn new(
+        hot: Arc<Hot>,
+        categories: Arc<Categories>,
+        enums: Arc<Enumerations>,
+    ) -> Self {
         Self {
             hot,
             vars: VarTable::new(),
             categories,
+            enums,
         }
     }
 
@@ -265,6 +272,18 @@ impl Pvars {
             )))
         };
         let make = |active: &ActiveFlag| {
+            // Enumeration names are unique across the registry (pvars and
+            // cvars): a different enumeration under a taken name is refused.
+            if let Some(e) = &info.enumeration {
+                self.enums.register(e).map_err(|err| {
+                    Error::refused(format!(
+                        "pvar '{}' ({}): {}",
+                        info.name,
+                        info.class.c_name(),
+                        err.reason().unwrap_or_default()
+                    ))
+                })?;
+            }
             let callbacks = callbacks.map(Arc::new);
             let body = if info.bind == BindKind::NoObject {
                 let ElementCount::Fixed(count) = info.count else {

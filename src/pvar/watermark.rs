@@ -84,14 +84,26 @@ macro_rules! watermark_handle {
                 }
             }
 
-            /// The current level of element 0 (the last value recorded).
+            /// [`Self::update_at`] with a 64-bit pattern (the C interface's
+            /// `pvar_watermark_update` of an `MPI_UNSIGNED` watermark): the
+            /// level is kept whole and fitted to the datatype when read.
+            #[cfg_attr(not(feature = "ffi"), allow(dead_code))]
+            pub(crate) fn update_bits_at(&self, i: usize, bits: u64) {
+                if ENABLED {
+                    let key = Repr::of(T::DATATYPE).order_key(bits, $high);
+                    self.store().update(i, bits, key);
+                }
+            }
+
+            /// The current level of element 0 (the last value recorded), as
+            /// a tool would read it (a negative `f64` reads 0).
             pub fn level(&self) -> T {
-                T::from_bits(self.storage.current(0))
+                self.level_at(0)
             }
 
             /// The current level of element `i`.
             pub fn level_at(&self, i: usize) -> T {
-                T::from_bits(self.storage.current(i))
+                T::from_bits(self.storage.to_output(self.storage.current(i)))
             }
 
             /// The variable's index in its registry.

@@ -16,8 +16,9 @@ pub struct CvarInfo {
     pub datatype: Datatype,
     /// Intended audience and detail.
     pub verbosity: Verbosity,
-    /// Optional enumeration (only with `MPI_INT`); its `MPI_T_enum` index
-    /// comes from [`Enumerations::index_of`](crate::Enumerations::index_of).
+    /// Optional enumeration (only with `MPI_INT`), registered with the
+    /// variable; its `MPI_T_enum` index comes from
+    /// [`Enumerations::index_of`](crate::Enumerations::index_of).
     pub enumeration: Option<Enumeration>,
     /// Free text; should say what the scope requires of writers.
     pub description: String,

@@ -143,25 +143,35 @@ impl Enumeration {
 /// hands out as `MPI_T_enum` handles), from
 /// [`Registry::enums`](crate::Registry::enums).
 ///
-/// Each distinct enumeration (by value) gets the next index the first time
-/// it is seen, and keeps it for the life of the registry. Control variables
-/// get theirs at registration; a performance variable's enumeration gets
-/// one the first time [`Enumerations::index_of`] is called for it (the C
-/// interface calls it from `MPI_T_pvar_get_info`). Reads are lock-free (an
-/// append-only vector); assigning an index takes a mutex.
+/// Every enumeration a variable uses gets the next index when the variable
+/// is registered, and keeps it for the life of the registry; variables
+/// that use equal enumerations share one index. Enumeration names are
+/// unique (MPI 4.1 §15.3.5: "This name must be unique with respect to all
+/// other names for enumerations"), for performance and control variables
+/// alike: registering a variable whose enumeration has the name of a
+/// *different* enumeration already registered is refused
+/// (`MPI_T_ERR_INVALID`, naming both). Reads are lock-free (an append-only
+/// vector); registering and [`Enumerations::index_of`] take a mutex.
 ///
 /// ```
 /// use pvar::{Enumeration, Registry};
 /// let reg = Registry::new();
 /// let e = Enumeration::new("proto", [("eager", 0), ("rndv", 1)]).unwrap();
-/// let i = reg.enums().index_of(&e);
-/// assert_eq!(reg.enums().index_of(&e.clone()), i);
+/// reg.state("send_proto").enumeration(e.clone()).register().unwrap();
+/// let i = reg.enums().index_of(&e).unwrap();
 /// assert_eq!(reg.enums().get(i).unwrap(), &e);
 /// assert_eq!(reg.enums().info(i).unwrap(), (2, "proto"));
+/// // Another variable with the same enumeration shares its index...
+/// reg.state("recv_proto").enumeration(e.clone()).register().unwrap();
+/// assert_eq!(reg.enums().len(), 1);
+/// // ...but a different enumeration may not take its name.
+/// let other = Enumeration::new("proto", [("eager", 0)]).unwrap();
+/// assert!(reg.state("put_proto").enumeration(other.clone()).register().is_err());
+/// assert_eq!(reg.enums().index_of(&other), None);
 /// ```
 pub struct Enumerations {
     list: AppendVec<Enumeration>,
-    by_name: Mutex<HashMap<String, Vec<usize>>>,
+    by_name: Mutex<HashMap<String, usize>>,
 }
 
 impl std::fmt::Debug for Enumerations {
@@ -180,38 +190,36 @@ impl Enumerations {
         }
     }
 
-    fn index_with(&self, e: &Enumeration, strict: bool) -> Result<usize> {
+    /// The stable index of enumeration `e` (or of an equal one), if a
+    /// registered variable uses it.
+    pub fn index_of(&self, e: &Enumeration) -> Option<usize> {
+        let by_name = self.by_name.lock();
+        let &i = by_name.get(e.name())?;
+        (self.list.get(i).expect("indexed enumeration exists") == e).then_some(i)
+    }
+
+    /// The index of `e`, assigned the first time `e` (or an equal
+    /// enumeration) is registered and never changed or reused; refused if
+    /// a *different* enumeration has `e`'s name. Performance and control
+    /// variable registration call it for their enumeration.
+    pub(crate) fn register(&self, e: &Enumeration) -> Result<usize> {
         let mut by_name = self.by_name.lock();
-        let same_name = by_name.entry(e.name().to_string()).or_default();
-        for &i in same_name.iter() {
+        if let Some(&i) = by_name.get(e.name()) {
             let known = self.list.get(i).expect("indexed enumeration exists");
             if known == e {
                 return Ok(i);
             }
-        }
-        if strict && !same_name.is_empty() {
             return Err(Error::refused(format!(
-                "enumeration name '{}' is already used by a different enumeration",
-                e.name()
+                "enumeration name '{}' is already used by a different enumeration \
+                 (index {i}, items {:?}); new items {:?}: enumeration names must be unique",
+                e.name(),
+                known.items(),
+                e.items()
             )));
         }
         let index = self.list.push(e.clone());
-        same_name.push(index);
+        by_name.insert(e.name().to_string(), index);
         Ok(index)
-    }
-
-    /// The stable index of enumeration `e`, assigned the first time `e`
-    /// (or an equal enumeration) is seen and never changed or reused.
-    pub fn index_of(&self, e: &Enumeration) -> usize {
-        self.index_with(e, false)
-            .expect("non-strict lookup never fails")
-    }
-
-    /// As [`Enumerations::index_of`], but refuses an enumeration whose name
-    /// is taken by a *different* enumeration (the standard wants
-    /// enumeration names unique): control variable registration.
-    pub(crate) fn register(&self, e: &Enumeration) -> Result<usize> {
-        self.index_with(e, true)
     }
 
     /// The enumeration with index `index`; `MPI_T_ERR_INVALID` if none

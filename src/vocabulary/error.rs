@@ -1,7 +1,10 @@
 //! Errors: one enum whose variants are the MPI_T return codes, one to one.
 //!
 //! [`Error`] is what every fallible operation returns. Each variant is one
-//! MPI_T error code (MPI 4.1 §15.3.10, values of the MPI 5.0 standard ABI);
+//! MPI_T error code (MPI 4.1 §15.3.10, values of the MPI 5.0 standard ABI),
+//! plus `MPI_ERR_ARG`, the MPI error class `MPI_T_init_thread` returns for
+//! a thread level that is not one of the four (as MPICH does; the standard
+//! names no MPI_T code for it);
 //! the two codes whose cause takes explaining, `MPI_T_ERR_INVALID` and
 //! `MPI_T_ERR_INVALID_INDEX`, carry the reason. [`ErrorCode`] is the same
 //! list without data (as `std::io::ErrorKind` is to `std::io::Error`), for
@@ -72,6 +75,12 @@ pub enum Error {
     /// `MPI_T_ERR_PVAR_NO_ATOMIC`: the variable cannot be read and reset
     /// atomically.
     PvarNoAtomic,
+    /// `MPI_ERR_ARG` (an MPI error class, not an MPI_T code): an argument
+    /// of no other kind is invalid. Returned only by `MPI_T_init_thread`
+    /// ([`init_thread`](crate::process::init_thread)) for a `required`
+    /// thread level that is none of `MPI_THREAD_SINGLE`, `_FUNNELED`,
+    /// `_SERIALIZED`, `_MULTIPLE`: the code MPICH returns there.
+    Arg,
 }
 
 impl PartialEq for Error {
@@ -133,6 +142,7 @@ impl Error {
             Self::PvarNoWrite => ErrorCode::PvarNoWrite,
             Self::PvarNoStartstop => ErrorCode::PvarNoStartstop,
             Self::PvarNoAtomic => ErrorCode::PvarNoAtomic,
+            Self::Arg => ErrorCode::Arg,
         }
     }
 }
@@ -159,6 +169,7 @@ impl From<ErrorCode> for Error {
             ErrorCode::PvarNoWrite => Self::PvarNoWrite,
             ErrorCode::PvarNoStartstop => Self::PvarNoStartstop,
             ErrorCode::PvarNoAtomic => Self::PvarNoAtomic,
+            ErrorCode::Arg => Self::Arg,
         }
     }
 }
@@ -177,12 +188,15 @@ impl std::error::Error for Error {}
 /// The result type of every fallible pvar operation.
 pub type Result<T, E = Error> = core::result::Result<T, E>;
 
-/// The MPI_T error codes, with their MPI 5.0 standard-ABI values: the kind
-/// of an [`Error`], without its reason. (`MPI_SUCCESS`, 0, is not an
-/// error.)
+/// The MPI_T error codes (and `MPI_ERR_ARG`), with their MPI 5.0
+/// standard-ABI values: the kind of an [`Error`], without its reason.
+/// (`MPI_SUCCESS`, 0, is not an error.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(i32)]
 pub enum ErrorCode {
+    /// `MPI_ERR_ARG` (an MPI error class): `MPI_T_init_thread`'s answer to
+    /// a thread level that is not one of the four.
+    Arg = 13,
     /// `MPI_T_ERR_CANNOT_INIT`.
     CannotInit = 1001,
     /// `MPI_T_ERR_NOT_ACCESSIBLE`.
@@ -223,7 +237,8 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in ascending order of value.
-    pub const ALL: [ErrorCode; 18] = [
+    pub const ALL: [ErrorCode; 19] = [
+        Self::Arg,
         Self::CannotInit,
         Self::NotAccessible,
         Self::NotInitialized,
@@ -276,6 +291,7 @@ impl ErrorCode {
             Self::PvarNoWrite => "MPI_T_ERR_PVAR_NO_WRITE",
             Self::PvarNoStartstop => "MPI_T_ERR_PVAR_NO_STARTSTOP",
             Self::PvarNoAtomic => "MPI_T_ERR_PVAR_NO_ATOMIC",
+            Self::Arg => "MPI_ERR_ARG",
         }
     }
 
@@ -300,6 +316,7 @@ impl ErrorCode {
             Self::PvarNoWrite => "variable cannot be written or reset",
             Self::PvarNoStartstop => "variable cannot be started or stopped",
             Self::PvarNoAtomic => "variable cannot be read and written atomically",
+            Self::Arg => "invalid argument of some other kind",
         }
     }
 }
@@ -318,11 +335,15 @@ mod tests {
     fn codes_match_the_standard_abi_and_round_trip() {
         assert_eq!(ErrorCode::CannotInit.raw(), 1001);
         assert_eq!(ErrorCode::PvarNoAtomic.raw(), 1018);
-        for (i, c) in ErrorCode::ALL.iter().enumerate() {
+        assert_eq!(ErrorCode::Arg.raw(), 13, "MPI_ERR_ARG of the standard ABI");
+        assert_eq!(ErrorCode::ALL[0], ErrorCode::Arg);
+        for (i, c) in ErrorCode::ALL[1..].iter().enumerate() {
             assert_eq!(c.raw(), 1001 + i as i32);
-            assert_eq!(ErrorCode::from_raw(c.raw()), Some(*c));
+        }
+        for c in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_raw(c.raw()), Some(c));
             // Each code is one variant, and back.
-            assert_eq!(Error::from(*c).code(), *c);
+            assert_eq!(Error::from(c).code(), c);
         }
         assert_eq!(ErrorCode::from_raw(0), None, "success is not an error");
         assert_eq!(ErrorCode::from_raw(1019), None);

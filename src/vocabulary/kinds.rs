@@ -62,6 +62,25 @@ impl PvarClass {
             Self::State | Self::Level | Self::Size | Self::Percentage
         )
     }
+
+    /// Whether values of the class may overflow their datatype: COUNTER,
+    /// AGGREGATE and TIMER ("variables of this class can overflow"), and
+    /// GENERIC (the standard promises nothing). For STATE, LEVEL, SIZE,
+    /// PERCENTAGE and the watermarks the standard says the implementation
+    /// "must ensure that variables of this class cannot overflow".
+    ///
+    /// What a tool reads of an `MPI_UNSIGNED` (32-bit) variable whose
+    /// 64-bit value is past `u32::MAX` follows from it: a class that may
+    /// overflow wraps (a tool that takes differences of successive reads
+    /// gets them right modulo 2^32); one that may not saturates at
+    /// `u32::MAX` (a level of at least 4294967295, never a small wrong
+    /// one), and reads the exact value again once it is back in range.
+    pub const fn can_overflow(self) -> bool {
+        matches!(
+            self,
+            Self::Counter | Self::Aggregate | Self::Timer | Self::Generic
+        )
+    }
 }
 
 abi_enum! {
@@ -197,7 +216,9 @@ pub const THREAD_SINGLE: i32 = 0;
 pub const THREAD_FUNNELED: i32 = 1024;
 /// `MPI_THREAD_SERIALIZED`.
 pub const THREAD_SERIALIZED: i32 = 2048;
-/// `MPI_THREAD_MULTIPLE`: what the engine always provides.
+/// `MPI_THREAD_MULTIPLE`. The engine supports it whatever level a tool
+/// requires, and provides the level required (see
+/// [`init_thread`](crate::process::init_thread)).
 pub const THREAD_MULTIPLE: i32 = 4096;
 
 /// An MPI object a variable handle can be bound to: its kind and the value

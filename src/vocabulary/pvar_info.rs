@@ -43,7 +43,10 @@ pub struct PvarInfo {
     pub readonly: bool,
     /// Always active: cannot be started or stopped.
     pub continuous: bool,
-    /// Can be read and reset atomically (`readreset`).
+    /// Can be read and reset atomically (`readreset`), **per element**:
+    /// each element's value and its reset come from one read, so no update
+    /// is lost or counted twice; the elements of a multi-element handle are
+    /// not read and reset as one (an update can land between two of them).
     pub atomic: bool,
     /// Name of the category the variable belongs to, if any.
     pub category: Option<String>,

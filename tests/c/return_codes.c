@@ -103,9 +103,47 @@ int main(void) {
     CHECK_RC(MPI_T_init_thread(MPI_THREAD_SINGLE, NULL), MPI_T_ERR_INVALID);
     CHECK_RC(MPI_T_pvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
 
+    /* ---- the thread level ------------------------------------------ */
+    /* The level required is the level provided, neither downgraded nor
+     * upgraded (MPICH and Open MPI do the same; Open MPI's
+     * mpi_t_level_no_downgrade test checks it). */
+    {
+        const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                              MPI_THREAD_MULTIPLE};
+        int k;
+        for (k = 0; k < 4; k++) {
+            provided = -1;
+            CHECK_RC(MPI_T_init_thread(levels[k], &provided), MPI_SUCCESS);
+            CHECK(provided == levels[k]);
+            /* Nested: each init provides its own request. */
+            provided = -1;
+            CHECK_RC(MPI_T_init_thread(levels[3 - k], &provided), MPI_SUCCESS);
+            CHECK(provided == levels[3 - k]);
+            CHECK_RC(MPI_T_finalize(), MPI_SUCCESS);
+            CHECK_RC(MPI_T_finalize(), MPI_SUCCESS);
+        }
+    }
+    /* A level that is none of the four: MPI_ERR_ARG (MPICH's class),
+     * nothing counted, *provided untouched. */
+    {
+        const int bad[] = {-1, 1, 3, 1023, 1025, 4095, 4097, 12345, INT_MIN, INT_MAX};
+        int k;
+        CHECK(MPI_ERR_ARG == 13 && PVAR_ABI_MPI_ERR_ARG == 13);
+        for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+            provided = -7;
+            CHECK_RC(MPI_T_init_thread(bad[k], &provided), MPI_ERR_ARG);
+            CHECK(provided == -7);
+            CHECK_RC(PMPI_T_init_thread(bad[k], &provided), MPI_ERR_ARG);
+            CHECK_RC(MPI_T_pvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
+        }
+        CHECK_RC(MPI_T_finalize(), MPI_T_ERR_NOT_INITIALIZED);
+        CHECK(strcmp(pvar_error_string(MPI_ERR_ARG),
+                     "MPI_ERR_ARG: invalid argument of some other kind") == 0);
+    }
+
     /* ---- init / finalize counting --------------------------------- */
     CHECK_RC(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), MPI_SUCCESS);
-    CHECK(provided == MPI_THREAD_MULTIPLE);
+    CHECK(provided == MPI_THREAD_SINGLE);
     CHECK_RC(MPI_T_init_thread(MPI_THREAD_FUNNELED, &provided), MPI_SUCCESS);
     CHECK_RC(MPI_T_finalize(), MPI_SUCCESS);
     CHECK_RC(MPI_T_pvar_get_num(&n), MPI_SUCCESS); /* still initialised */
@@ -495,7 +533,7 @@ int main(void) {
 
     /* ---- pvar_error_string covers every code ---------------------- */
     {
-        int codes[] = {MPI_SUCCESS, MPI_T_ERR_CANNOT_INIT, MPI_T_ERR_NOT_ACCESSIBLE,
+        int codes[] = {MPI_SUCCESS, MPI_ERR_ARG, MPI_T_ERR_CANNOT_INIT, MPI_T_ERR_NOT_ACCESSIBLE,
                        MPI_T_ERR_NOT_INITIALIZED, MPI_T_ERR_NOT_SUPPORTED, MPI_T_ERR_MEMORY,
                        MPI_T_ERR_INVALID, MPI_T_ERR_INVALID_INDEX, MPI_T_ERR_INVALID_ITEM,
                        MPI_T_ERR_INVALID_SESSION, MPI_T_ERR_INVALID_HANDLE,

@@ -570,26 +570,45 @@ impl Model {
     }
 
     /// The values as `read` returns them: datatype bits; an engine TIMER in
-    /// nanoseconds (or seconds as a double); an engine LEVEL clamped at 0;
-    /// `MPI_UNSIGNED` wrapped at 32 bits. Callback values are the read
-    /// function's, in the datatype's units.
+    /// nanoseconds (or seconds as a double); an engine integer LEVEL
+    /// clamped at 0; a double LEVEL, SIZE or watermark (engine or
+    /// callback) negative or NaN as 0; a PERCENTAGE clamped to [0, 1] (NaN
+    /// 0); `MPI_UNSIGNED` wrapped at 32 bits for a class that can overflow,
+    /// saturated for one that cannot. Callback values are otherwise the
+    /// read function's, in the datatype's units.
     fn output(&self, h: usize, vals: Vec<Val>) -> Vec<u64> {
         let meta = self.meta_of(h);
         vals.into_iter()
             .map(|v| match (meta.class, v) {
-                _ if meta.callback => v.bits(),
-                (PvarClass::Timer, Val::I(ns)) if meta.datatype == Datatype::Double => {
+                (PvarClass::Timer, Val::I(ns))
+                    if !meta.callback && meta.datatype == Datatype::Double =>
+                {
                     (ns as f64 / 1e9).to_bits()
                 }
-                (PvarClass::Level, Val::I(x)) if (x as i64) < 0 => 0,
-                (PvarClass::Level, Val::F(x)) if x < 0.0 => 0f64.to_bits(),
+                (PvarClass::Level, Val::I(x)) if !meta.callback && (x as i64) < 0 => 0,
+                (
+                    PvarClass::Level
+                    | PvarClass::Size
+                    | PvarClass::HighWatermark
+                    | PvarClass::LowWatermark,
+                    _,
+                ) if meta.datatype == Datatype::Double => {
+                    let x = f64::from_bits(v.bits());
+                    // Negative or NaN: 0.
+                    if x >= 0.0 { v.bits() } else { 0f64.to_bits() }
+                }
+                (PvarClass::Percentage, _) => {
+                    let x = f64::from_bits(v.bits());
+                    if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }.to_bits()
+                }
                 _ => v.bits(),
             })
             .map(|bits| {
-                if meta.datatype == Datatype::Unsigned {
-                    bits & u64::from(u32::MAX)
-                } else {
-                    bits
+                const MAX: u64 = u32::MAX as u64;
+                match meta.datatype {
+                    Datatype::Unsigned if meta.class.can_overflow() => bits & MAX,
+                    Datatype::Unsigned => bits.min(MAX),
+                    _ => bits,
                 }
             })
             .collect()

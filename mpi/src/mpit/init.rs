@@ -48,8 +48,8 @@ fn note_hidden_events(abi: &LibraryAbi) {
 }
 
 /// `MPI_T_init_thread`: initialises the library's MPI_T and pvar's;
-/// `*provided` is the lower of the two levels (pvar provides
-/// `MPI_THREAD_MULTIPLE`, so in practice the library's). If the library's
+/// `*provided` is the lower of the two levels (pvar provides the level
+/// required, so in practice the library's). If the library's
 /// MPI_T is unavailable or its initialisation fails, pvar's alone is
 /// served (a note on stderr, once). Counted: every call needs an
 /// `MPI_T_finalize`.

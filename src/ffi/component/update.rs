@@ -92,10 +92,12 @@ update! {
 update! {
     /// Sets an integer value: LEVEL, SIZE, STATE, GENERIC.
     pvar_set, pvar_set_at(n: u64) => |v, i| match v {
-        Var::LevelU32(x) => x.set_at(i, n as u32),
+        // `MPI_UNSIGNED` LEVEL and SIZE keep the whole value (reads
+        // saturate at 2^32 - 1; these classes must not overflow).
+        Var::LevelU32(x) => x.set_bits_at(i, n),
         Var::LevelU64(x) => x.set_at(i, n),
         Var::LevelF64(x) => x.set_at(i, n as f64),
-        Var::SizeU32(x) => x.set_at(i, n as u32),
+        Var::SizeU32(x) => x.set_bits_at(i, n),
         Var::SizeU64(x) => x.set_at(i, n),
         Var::SizeF64(x) => x.set_at(i, n as f64),
         Var::State(x) => x.set_at(i, n as i32),
@@ -117,9 +119,9 @@ update! {
         Var::GenF64(x) => x.set_at(i, n as f64),
         Var::LevelF64(x) => x.set_at(i, n as f64),
         Var::SizeF64(x) => x.set_at(i, n as f64),
-        Var::LevelU32(x) => x.set_at(i, n.max(0) as u32),
+        Var::LevelU32(x) => x.set_bits_at(i, n.max(0) as u64),
         Var::LevelU64(x) => x.set_at(i, n.max(0) as u64),
-        Var::SizeU32(x) => x.set_at(i, n.max(0) as u32),
+        Var::SizeU32(x) => x.set_bits_at(i, n.max(0) as u64),
         Var::SizeU64(x) => x.set_at(i, n.max(0) as u64),
         Var::GenU32(x) => x.set_at(i, n as u32),
         Var::GenU64(x) => x.set_at(i, n as u64),
@@ -142,10 +144,11 @@ update! {
 update! {
     /// Records the current level of a HIGH/LOWWATERMARK (integer).
     pvar_watermark_update, pvar_watermark_update_at(n: u64) => |v, i| match v {
-        Var::HighU32(x) => x.update_at(i, n as u32),
+        // `MPI_UNSIGNED`: the whole level (reads saturate at 2^32 - 1).
+        Var::HighU32(x) => x.update_bits_at(i, n),
         Var::HighU64(x) => x.update_at(i, n),
         Var::HighF64(x) => x.update_at(i, n as f64),
-        Var::LowU32(x) => x.update_at(i, n as u32),
+        Var::LowU32(x) => x.update_bits_at(i, n),
         Var::LowU64(x) => x.update_at(i, n),
         Var::LowF64(x) => x.update_at(i, n as f64),
         _ => {}

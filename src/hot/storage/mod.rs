@@ -153,13 +153,28 @@ impl Storage {
     }
 
     /// Converts a cell-representation value of this storage to the value a
-    /// tool reads: ticks become nanoseconds (unsigned timers) or seconds
-    /// (double timers); a LEVEL's signed sum is clamped at zero; a 4-byte
-    /// unsigned datatype (`MPI_UNSIGNED`) wraps at 32 bits, as the
-    /// component's own `get` and the C interface do. Callback variables
-    /// return their datatype's units: neither converted nor clamped.
+    /// tool reads (and the component's own `get`): the one place where a
+    /// value is fitted to its class and datatype. Cells keep 64 bits, so
+    /// nothing here touches an update path, and a value that comes back in
+    /// range reads exactly again.
+    ///
+    /// - Engine TIMER: ticks become nanoseconds (unsigned datatypes) or
+    ///   seconds (`MPI_DOUBLE`). A callback TIMER returns its datatype's
+    ///   units, unconverted.
+    /// - Engine LEVEL of an unsigned datatype: the merged sum of per-thread
+    ///   deltas can be transiently negative; it reads 0.
+    /// - `MPI_DOUBLE` LEVEL, SIZE, HIGH/LOWWATERMARK, engine or callback: the
+    ///   standard wants them non-negative; a negative value (or NaN) reads
+    ///   0.
+    /// - PERCENTAGE, engine or callback: clamped to [0, 1], NaN reads 0 (as
+    ///   [`Percentage::set`](crate::Percentage::set) stores it).
+    /// - `MPI_UNSIGNED` (32 bits): a class that may overflow
+    ///   ([`PvarClass::can_overflow`]: COUNTER, AGGREGATE, TIMER, GENERIC)
+    ///   wraps at 2^32; the others (LEVEL, SIZE, the watermarks) saturate at
+    ///   `u32::MAX`.
     pub(crate) fn to_output(&self, v: u64) -> u64 {
         let callback = matches!(self.backing, Backing::Callback { .. });
+        let float = self.repr == Repr::Float;
         let v = match self.class {
             PvarClass::Timer if !callback => {
                 let nanos = self.hot.clock.ticks_to_nanos(v);
@@ -169,20 +184,42 @@ impl Storage {
                     nanos
                 }
             }
-            PvarClass::Level if self.repr == Repr::Unsigned && !callback => {
+            PvarClass::Level if !float && !callback => {
                 // Per-thread deltas: a merged sum can be transiently negative.
                 if (v as i64) < 0 { 0 } else { v }
             }
-            PvarClass::Level if self.repr == Repr::Float && !callback => {
-                let f = f64::from_bits(v);
-                if f < 0.0 { 0f64.to_bits() } else { v }
+            PvarClass::Level
+            | PvarClass::Size
+            | PvarClass::HighWatermark
+            | PvarClass::LowWatermark
+                if float =>
+            {
+                // `!(f >= 0)`: negative or NaN.
+                if f64::from_bits(v) >= 0.0 {
+                    v
+                } else {
+                    0f64.to_bits()
+                }
+            }
+            PvarClass::Percentage => {
+                let p = f64::from_bits(v);
+                if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) }.to_bits()
             }
             _ => v,
         };
-        if self.datatype == Datatype::Unsigned {
-            v & u64::from(u32::MAX)
-        } else {
-            v
+        self.fit_unsigned(v)
+    }
+
+    /// An `MPI_UNSIGNED` value past `u32::MAX`: wrapped for a class that
+    /// may overflow, saturated for one that may not (see
+    /// [`Storage::to_output`]); other datatypes unchanged.
+    #[inline]
+    fn fit_unsigned(&self, v: u64) -> u64 {
+        const MAX: u64 = u32::MAX as u64;
+        match self.datatype {
+            Datatype::Unsigned if self.class.can_overflow() => v & MAX,
+            Datatype::Unsigned => v.min(MAX),
+            _ => v,
         }
     }
 
@@ -201,11 +238,7 @@ impl Storage {
         } else {
             nanos
         };
-        if self.datatype == Datatype::Unsigned {
-            v & u64::from(u32::MAX)
-        } else {
-            v
-        }
+        self.fit_unsigned(v)
     }
 
     /// Converts a tool-written value to cell representation (inverse of
