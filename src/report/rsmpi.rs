@@ -26,8 +26,11 @@
 use mpi::point_to_point::{Destination, Source as _};
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 
+use super::aggregate::JobReport;
+use super::collector::Source;
+use super::input::{ReportError, ReportOptions};
+use super::partial::Partial;
 use super::tree::{self, Link};
-use super::{JobReport, Partial, ReportError, ReportOptions, Source};
 
 /// The tag of the partials on the duplicated communicator.
 const TAG: i32 = 0x7076;

@@ -18,7 +18,8 @@
 //! over in-memory mailboxes, processing ranks from the highest down (a
 //! rank's children are all above it).
 
-use super::{Partial, ReportError, ReportOptions};
+use super::input::{ReportError, ReportOptions};
+use super::partial::Partial;
 
 /// How partials move between ranks.
 pub trait Link {
