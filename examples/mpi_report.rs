@@ -1,5 +1,5 @@
 //! A Rust MPI program that counts its own messages with pvar variables
-//! and prints the cross-rank report at the end (feature `mpi`).
+//! and prints the cross-rank report at the end (feature `rsmpi`).
 //!
 //! Every rank passes messages around a ring — rank `r` sends
 //! `1 KiB × (r + 1)` to rank `r + 1` — counting them in a COUNTER, an
@@ -10,7 +10,7 @@
 //! text report and, given a path, writes the JSON one there.
 //!
 //! ```text
-//! cargo build --features mpi --example mpi_report
+//! cargo build --features rsmpi --example mpi_report
 //! mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2 \
 //!     target/debug/examples/mpi_report [report.json]
 //! ```
@@ -133,7 +133,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (WORLD, "MPI_COMM_WORLD".to_string()),
         (HALF, format!("comm[{}]", members.join(","))),
     ];
-    let report = pvar::report::mpi::reduce_with(
+    let report = pvar::report::rsmpi::reduce_with(
         &mut collector,
         &world,
         &labels,

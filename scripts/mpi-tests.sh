@@ -13,7 +13,7 @@
 # 4. cargo test -p pvar-mpi --profile interposer --test jobs
 #    (mpi/tests/jobs.rs), with PVAR_REQUIRE_MPI=1 once both MPI libraries
 #    are there: a missing build is then a failure, not a skip.
-# 5. The rsmpi example (examples/mpi_report.rs, feature `mpi`) on 2 Open MPI
+# 5. The rsmpi example (examples/mpi_report.rs, feature `rsmpi`) on 2 Open MPI
 #    ranks: exit 0 and a report naming its variable.
 #
 # Takes a few minutes (most of it compiling); every job has a deadline.
@@ -90,7 +90,7 @@ step "cargo test -p pvar-mpi --profile interposer --test jobs"
 CARGO_TARGET_DIR=target/mpi/rust-on PVAR_REQUIRE_MPI=1 limit 900 \
     cargo test -p pvar-mpi --profile interposer --test jobs -- --test-threads=1
 
-step "the rsmpi example (cargo build --features mpi --example mpi_report)"
+step "the rsmpi example (cargo build --features rsmpi --example mpi_report)"
 if ! have_libclang; then
     # rsmpi generates its bindings with libclang.
     if ((strict)); then
@@ -102,9 +102,9 @@ if ! have_libclang; then
 fi
 # rsmpi finds MPI through the compiler wrapper: the Open MPI one.
 export MPICC=mpicc.openmpi
-limit 900 cargo clippy -q -p pvar --all-targets --features mpi -- -D warnings
-limit 900 cargo test -q --features mpi --doc report
-if limit 900 cargo build -q --features mpi --example mpi_report; then
+limit 900 cargo clippy -q -p pvar --all-targets --features rsmpi -- -D warnings
+limit 900 cargo test -q --features rsmpi --doc report
+if limit 900 cargo build -q --features rsmpi --example mpi_report; then
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     if ! limit 120 mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2 \
@@ -121,7 +121,7 @@ if limit 900 cargo build -q --features mpi --example mpi_report; then
     fi
     echo "mpi_report on 2 Open MPI ranks: exit 0, text and JSON reports name ring_msgs"
 else
-    echo "mpi-tests: FAILED: cargo build --features mpi --example mpi_report" >&2
+    echo "mpi-tests: FAILED: cargo build --features rsmpi --example mpi_report" >&2
     exit 1
 fi
 

@@ -25,7 +25,7 @@
 //! exports `MPI_T_*`, the MPI interposer serves its own; a Rust program
 //! does not need it). `metrics` adds `pvar::recorder`, a recorder for the
 //! `metrics` crate that makes `metrics::counter!` & co. record into pvar
-//! variables. `mpi` adds `pvar::report::mpi`, the cross-rank report over
+//! variables. `rsmpi` adds `pvar::report::rsmpi`, the cross-rank report over
 //! the `mpi` crate (rsmpi) for Rust MPI programs. Not a feature: building
 //! with `RUSTFLAGS="--cfg pvar_compile_out"` compiles every update to
 //! nothing (registration and the tool side keep working; [`INSTRUMENTED`]
@@ -127,7 +127,7 @@
 //!    `sampler` — the [`Sampler`], a signal-driven sampling tool;
 //! 9. `process` — [`global`], MPI_T init/finalize, the engine's own
 //!    variables; `report` — the cross-rank report of an MPI job (the
-//!    ranks' snapshots aggregated; over rsmpi with the feature `mpi`);
+//!    ranks' snapshots aggregated; over rsmpi with the feature `rsmpi`);
 //! 10. `ffi` — the C interface (`libpvar`, `include/mpi_t.h`,
 //!     `include/pvar.h`); the `pvar` CLI is a separate binary on top, and
 //!     so is the MPI interposer (`mpi/`, `libpvar_mpi.so`, [`guides::mpi`]).

@@ -9,12 +9,12 @@
 
 use core::ffi::{c_char, c_int};
 
-use super::strings::{arg_str, put_string};
-use super::types::Enum;
-use super::{
+use super::boundary::{
     CResult, ERR_INVALID, ERR_INVALID_HANDLE, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index,
     mpi_t_fn, mpit_call, require, set_opt, set_req, to_int,
 };
+use super::strings::{arg_str, put_string};
+use super::types::Enum;
 use crate::category::Categories;
 
 mpi_t_fn! {

@@ -3,13 +3,13 @@
 
 use core::ffi::{c_char, c_int, c_void};
 
-use super::pvar::object_at;
-use super::strings::{arg_str, put_string};
-use super::types::{CvarHandle as CHandle, Datatype as CDatatype, Enum};
-use super::{
+use super::boundary::{
     ERR_INVALID, ERR_INVALID_HANDLE, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index, mpi_t_fn,
     mpit_call, out, require, set_opt, set_req, to_int,
 };
+use super::pvar::object_at;
+use super::strings::{arg_str, put_string};
+use super::types::{CvarHandle as CHandle, Datatype as CDatatype, Enum};
 use crate::cvar::CvarHandle;
 use crate::vocabulary::datatype::Datatype;
 

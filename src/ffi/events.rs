@@ -14,13 +14,13 @@
 
 use core::ffi::{c_char, c_int, c_void};
 
-use super::pvar::object_at;
-use super::strings::{arg_str, put_string};
-use super::types::{Count, Datatype as CDatatype, Enum, Info};
-use super::{
+use super::boundary::{
     CResult, ERR_INVALID, ERR_INVALID_HANDLE, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode,
     PassBack, index, mpi_t_fn, mpit_call, require, set_opt, set_req, to_int,
 };
+use super::pvar::object_at;
+use super::strings::{arg_str, put_string};
+use super::types::{Count, Datatype as CDatatype, Enum, Info};
 use crate::event::{DroppedCallback, EventCallback, EventInstance, FreeCallback};
 use crate::vocabulary::kinds::{BindKind, CbSafety};
 
@@ -158,7 +158,7 @@ mpi_t_fn! {
             // SAFETY: each pointer is NULL (ignored) or valid for writes,
             // the arrays for `*num_elements` entries (caller's contract).
             unsafe {
-                if let Some(n) = super::out(num_elements) {
+                if let Some(n) = super::boundary::out(num_elements) {
                     let cap = if array_of_datatypes.is_null() && array_of_displacements.is_null() {
                         0
                     } else {

@@ -4,7 +4,7 @@
 use core::ffi::{c_char, c_int};
 use std::collections::HashSet;
 
-use super::{CResult, OrCode, guarded, mpi_t_fn, registry};
+use super::boundary::{CResult, OrCode, guarded, mpi_t_fn, registry};
 use crate::cvar::CvarHandle;
 use crate::sync::Mutex;
 use crate::tool::SessionId;
@@ -93,7 +93,7 @@ mpi_t_fn! {
     /// and `*provided` is not written.
     fn PMPI_T_init_thread / MPI_T_init_thread(required: c_int, provided: *mut c_int) {
         guarded(|| {
-            super::require(provided)?;
+            super::boundary::require(provided)?;
             let _serial = FINALIZE.lock();
             let level = crate::process::init_count_increment(required).c()?;
             // SAFETY: `provided` checked non-NULL and aligned above; valid

@@ -7,12 +7,12 @@
 
 use core::ffi::{c_char, c_int, c_void};
 
-use super::strings::{arg_str, put_string};
-use super::types::{Datatype as CDatatype, Enum, PvarHandle, PvarSession};
-use super::{
+use super::boundary::{
     CResult, ERR_INVALID, ERR_INVALID_INDEX, ERR_INVALID_NAME, OrCode, index, mpi_t_fn, mpit_call,
     out, require, set_opt, set_req, to_int,
 };
+use super::strings::{arg_str, put_string};
+use super::types::{Datatype as CDatatype, Enum, PvarHandle, PvarSession};
 use crate::registry::Registry;
 use crate::tool::{HandleData, HandleId, SessionId, Tool};
 use crate::vocabulary::datatype::Datatype;

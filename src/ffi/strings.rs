@@ -3,7 +3,7 @@
 
 use core::ffi::{CStr, c_char, c_int};
 
-use super::{CResult, ERR_INVALID};
+use super::boundary::{CResult, ERR_INVALID};
 
 /// Returns `s` through a `(buf, len)` pair as §14.3.3 requires:
 ///
@@ -21,7 +21,7 @@ use super::{CResult, ERR_INVALID};
 pub(crate) unsafe fn put_string(s: &str, buf: *mut c_char, len: *mut c_int) {
     // SAFETY: `len` is NULL or valid (contract); `out` checks NULL and
     // alignment.
-    let Some(len) = (unsafe { super::out(len) }) else {
+    let Some(len) = (unsafe { super::boundary::out(len) }) else {
         return;
     };
     let n = *len;
@@ -35,7 +35,7 @@ pub(crate) unsafe fn put_string(s: &str, buf: *mut c_char, len: *mut c_int) {
             *buf.add(k) = 0;
         }
     }
-    *len = super::to_int(s.len().saturating_add(1));
+    *len = super::boundary::to_int(s.len().saturating_add(1));
 }
 
 /// A NUL-terminated C string argument as `&str`: `MPI_T_ERR_INVALID` if

@@ -5,37 +5,12 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Duration;
 
-use super::partial::{Body, Entry, Partial, bin_of, bin_ranks, unit};
+use super::input::{RankInput, ReportError, ReportOptions};
+use super::partial::{Body, Entry, Instance, Partial, bin_of, bin_ranks, unit};
 use super::stats::{Acc, Stats, has_total};
-use super::{RankInput, ReportError, ReportOptions};
 use crate::export::snapshot::Number;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, PvarClass};
-
-/// Which instance of a variable a [`VarReport`] is.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Instance {
-    /// An unbound variable: one per process.
-    Process,
-    /// A bound variable's instance for the object every reporting rank
-    /// labelled so.
-    Labelled(String),
-    /// A bound variable's instance for an object no rank labelled,
-    /// matched across ranks by the object value.
-    Object(u64),
-}
-
-impl Instance {
-    /// The label shown for it: empty for [`Instance::Process`], the label,
-    /// or `object 0x…`.
-    pub fn label(&self) -> String {
-        match self {
-            Instance::Process => String::new(),
-            Instance::Labelled(l) => l.clone(),
-            Instance::Object(o) => format!("object {o:#x}"),
-        }
-    }
-}
 
 /// One element of a variable across the ranks.
 #[derive(Debug, Clone, PartialEq)]

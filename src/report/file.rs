@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::JobReport;
+use super::aggregate::JobReport;
 
 impl JobReport {
     /// Writes the JSON report ([`JobReport::write_json`]) to the file at

@@ -5,9 +5,8 @@
 
 use std::io::{self, Write};
 
-use super::aggregate::{
-    ElementReport, Instance, JobReport, NameCount, PeerReport, ProfileReport, VarReport,
-};
+use super::aggregate::{ElementReport, JobReport, NameCount, PeerReport, ProfileReport, VarReport};
+use super::partial::Instance;
 use super::stats::Stats;
 use crate::export::snapshot::Number;
 

@@ -1,54 +1,80 @@
-//! [`Partial`]: the report of a set of ranks, in a form that merges.
-//!
-//! A rank makes its partial from its input ([`Partial::of_rank`]); two
-//! partials of disjoint sets of ranks merge into the partial of their
-//! union ([`Partial::merge`]); the partial of every rank finishes into a
-//! [`JobReport`](super::JobReport). Merging is associative and commutative
-//! (up to the rounding of floating-point sums), so any reduction tree
-//! gives the same report: the MPI transports use a binomial tree
-//! ([`tree`](super::tree)), a simulation folds the partials of any number
-//! of synthetic ranks in one process.
-//!
-//! Its size depends on the variables, the communicators and the options,
-//! never on the number of ranks:
-//!
-//! - per variable instance (name, class and object label, the *key*):
-//!   its metadata and one [`Acc`] per element (count, exact sum, min and
-//!   max with their ranks);
-//! - per per-peer array (see the module documentation of
-//!   [`report`](super)): the statistics of the rank totals (what each rank
-//!   sent), the matrix summed into at most `matrix_bins × matrix_bins`
-//!   blocks of consecutive ranks (kept sparse: only nonzero blocks), and
-//!   the `top_pairs` largest (from, to) elements;
-//! - per profile series (a per-rank sum, e.g. the time in timers): its
-//!   statistics per block of consecutive ranks, at most `profile_bins`
-//!   blocks;
-//! - about the ranks: how many, their programs and engine versions (up to
-//!   8 distinct names each), the pids of the first 16 ranks, wall time and
-//!   thread counts as statistics, the span of snapshot times.
-//!
-//! The union of the keys is the job's schema: a variable (or a
-//! communicator's instance) that only some ranks have is in it with the
-//! statistics of those ranks, so no agreement step is needed before the
-//! reduction.
+//! [`Partial`]: the report of a set of ranks, in a form that merges
+//! (documented on the type).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::aggregate::Instance;
+use super::input::{RankInput, ReportOptions};
 use super::stats::{Acc, Sum, compare, is_zero};
-use super::{RankInput, ReportOptions};
 use crate::export::snapshot::{Number, ProcessInfo, VarSnapshot};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, PvarClass};
+
+/// Which instance of a variable a [`VarReport`](super::VarReport) is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Instance {
+    /// An unbound variable: one per process.
+    Process,
+    /// A bound variable's instance for the object every reporting rank
+    /// labelled so.
+    Labelled(String),
+    /// A bound variable's instance for an object no rank labelled,
+    /// matched across ranks by the object value.
+    Object(u64),
+}
+
+impl Instance {
+    /// The label shown for it: empty for [`Instance::Process`], the label,
+    /// or `object 0x…`.
+    pub fn label(&self) -> String {
+        match self {
+            Instance::Process => String::new(),
+            Instance::Labelled(l) => l.clone(),
+            Instance::Object(o) => format!("object {o:#x}"),
+        }
+    }
+}
 
 /// Distinct program names (and engine versions) a partial keeps.
 pub(super) const MAX_NAMES: usize = 8;
 /// How many ranks' pids a partial keeps (the lowest ranks).
 pub(super) const MAX_PIDS: usize = 16;
 
-/// The report of a set of ranks, ready to merge with another set's (see
-/// the [module documentation](self) for what it holds). Made by
+/// The report of a set of ranks, ready to merge with another set's.
+///
+/// A rank makes its partial from its input ([`Partial::of_rank`]); two
+/// partials of disjoint sets of ranks merge into the partial of their
+/// union ([`Partial::merge`]); the partial of every rank finishes into a
+/// [`JobReport`](super::JobReport). Merging is associative and commutative
+/// (up to the rounding of floating-point sums), so any reduction tree
+/// gives the same report: the MPI transports use a binomial tree
+/// ([`tree`](super::tree)), a simulation folds the partials of any number
+/// of synthetic ranks in one process.
+///
+/// Its size depends on the variables, the communicators and the options,
+/// never on the number of ranks:
+///
+/// - per variable instance (name, class and object label, the *key*):
+///   its metadata and one accumulator per element (count, exact sum, min and
+///   max with their ranks);
+/// - per per-peer array (see the module documentation of
+///   [`report`](super)): the statistics of the rank totals (what each rank
+///   sent), the matrix summed into at most `matrix_bins × matrix_bins`
+///   blocks of consecutive ranks (kept sparse: only nonzero blocks), and
+///   the `top_pairs` largest (from, to) elements;
+/// - per profile series (a per-rank sum, e.g. the time in timers): its
+///   statistics per block of consecutive ranks, at most `profile_bins`
+///   blocks;
+/// - about the ranks: how many, their programs and engine versions (up to
+///   8 distinct names each), the pids of the first 16 ranks, wall time and
+///   thread counts as statistics, the span of snapshot times.
+///
+/// The union of the keys is the job's schema: a variable (or a
+/// communicator's instance) that only some ranks have is in it with the
+/// statistics of those ranks, so no agreement step is needed before the
+/// reduction.
+///
+/// Made by
 /// [`Partial::of_rank`], moved as bytes by [`Partial::encode`] /
 /// [`Partial::decode`], finished by
 /// [`JobReport::from_partial`](super::JobReport::from_partial).

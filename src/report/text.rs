@@ -5,7 +5,8 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use super::aggregate::{ElementReport, Instance, JobReport, PeerReport, VarReport};
+use super::aggregate::{ElementReport, JobReport, PeerReport, VarReport};
+use super::partial::Instance;
 use super::stats::{Stats, Sum};
 use crate::export::snapshot::Number;
 use crate::vocabulary::kinds::PvarClass;

@@ -14,11 +14,12 @@
 //! options, not by the number of ranks (see [`Partial`]).
 //!
 //! The interposer's C half drives the same function through callbacks
-//! (`mpi/src/report.rs`); `pvar::report::mpi` over rsmpi; a simulation
+//! (`mpi/src/report.rs`); `pvar::report::rsmpi` over rsmpi; a simulation
 //! over in-memory mailboxes, processing ranks from the highest down (a
 //! rank's children are all above it).
 
-use super::{Partial, ReportError, ReportOptions};
+use super::input::{ReportError, ReportOptions};
+use super::partial::Partial;
 
 /// How partials move between ranks.
 pub trait Link {

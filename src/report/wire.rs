@@ -28,13 +28,14 @@
 //! ranks and blocks within the job; any defect is a
 //! [`ReportError::Payload`], never a panic.
 
-use super::aggregate::Instance;
+use super::input::ReportError;
+use super::partial::Instance;
+use super::partial::Partial;
 use super::partial::{
     Body, Cell, Entry, Key, MAX_NAMES, MAX_PIDS, Pair, PeerAcc, Problems, RanksAcc, SeriesAcc,
     Shape, Tally,
 };
 use super::stats::{Acc, Sum};
-use super::{Partial, ReportError};
 use crate::export::snapshot::Number;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, PvarClass};

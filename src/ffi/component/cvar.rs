@@ -6,8 +6,8 @@ use super::desc::{CCvarInfo, bind, enumeration, raw_or, verbosity};
 use super::{Recorded, deref, free_ptr, into_ptr};
 use crate::cvar::CvarBuilder;
 use crate::cvar::{BoundCvar, Cvar};
+use crate::ffi::boundary::{CResult, ERR_INVALID, guarded, registry, require, set_req, to_int};
 use crate::ffi::strings::{arg_str, opt_str, put_string};
-use crate::ffi::{CResult, ERR_INVALID, guarded, registry, require, set_req, to_int};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, Scope, Verbosity};
 
@@ -340,7 +340,7 @@ pub unsafe extern "C" fn pvar_cvar_set_double(cvar_: *mut c_void, v: f64) -> c_i
         Some(CCvar::F64(c)) => c.set(v),
         _ => return ERR_INVALID,
     }
-    crate::ffi::SUCCESS
+    crate::ffi::boundary::SUCCESS
 }
 
 /// Sets an integer value from the component side (no scope or freeze
@@ -359,7 +359,7 @@ pub unsafe extern "C" fn pvar_cvar_set_int(cvar_: *mut c_void, v: i64) -> c_int 
         Some(CCvar::F64(c)) => c.set(v as f64),
         _ => return ERR_INVALID,
     }
-    crate::ffi::SUCCESS
+    crate::ffi::boundary::SUCCESS
 }
 
 /// Sets an unsigned value from the component side (no scope or freeze
@@ -378,7 +378,7 @@ pub unsafe extern "C" fn pvar_cvar_set_unsigned(cvar_: *mut c_void, v: u64) -> c
         Some(CCvar::F64(c)) => c.set(v as f64),
         _ => return ERR_INVALID,
     }
-    crate::ffi::SUCCESS
+    crate::ffi::boundary::SUCCESS
 }
 
 /// Sets a string value from the component side.

@@ -4,8 +4,8 @@
 use core::ffi::{c_char, c_int, c_long};
 
 use super::Recorded;
+use crate::ffi::boundary::{CResult, ERR_INVALID};
 use crate::ffi::strings::{arg_str, opt_str};
-use crate::ffi::{CResult, ERR_INVALID};
 use crate::pvar::PvarBuilder;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::enumeration::Enumeration;

@@ -10,8 +10,10 @@ use core::sync::atomic::AtomicU32;
 
 use super::Recorded;
 use super::desc::{bind, verbosity};
+use crate::ffi::boundary::{
+    CResult, ERR_INVALID, PassBack, guarded, registry, require, set_req, to_int,
+};
 use crate::ffi::strings::{arg_str, opt_str};
-use crate::ffi::{CResult, ERR_INVALID, PassBack, guarded, registry, require, set_req, to_int};
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::event_info::{EventInfo, SourceInfo};
 use crate::vocabulary::kinds::{BindKind, CbSafety, ObjectRef, SourceOrder};

@@ -31,7 +31,7 @@ use core::ffi::{c_char, c_int, c_void};
 use std::cell::RefCell;
 use std::ffi::CString;
 
-use super::CResult;
+use super::boundary::CResult;
 use crate::sync::unmodelled;
 use crate::vocabulary::error::Error;
 

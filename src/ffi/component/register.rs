@@ -5,8 +5,10 @@ use core::ffi::{c_char, c_int, c_long, c_void};
 
 use super::desc::{CPvarInfo, Desc};
 use super::{Recorded, deref, free_ptr, into_ptr};
+use crate::ffi::boundary::{
+    ERR_INVALID, PassBack, guarded, index, registry, require, set_req, to_int,
+};
 use crate::ffi::strings::{arg_str, opt_str};
-use crate::ffi::{ERR_INVALID, PassBack, guarded, index, registry, require, set_req, to_int};
 use crate::pvar::{
     Aggregate, Bound, Counter, Generic, HighWatermark, Level, LowWatermark, Percentage, Size,
     State, Timer,
@@ -319,7 +321,7 @@ pub extern "C" fn pvar_deactivate(index_: c_int) -> c_int {
     guarded(|| {
         registry()
             .pvars()
-            .deactivate(index(index_, crate::ffi::ERR_INVALID_INDEX)?)
+            .deactivate(index(index_, crate::ffi::boundary::ERR_INVALID_INDEX)?)
             .rec()
     })
 }
@@ -393,7 +395,7 @@ pub unsafe extern "C" fn pvar_register_callback(
             b.register_bound().rec()?.index()
         };
         // SAFETY: NULL (ignored) or valid (contract).
-        unsafe { crate::ffi::set_opt(index_out, to_int(index)) };
+        unsafe { crate::ffi::boundary::set_opt(index_out, to_int(index)) };
         Ok(())
     })
 }
@@ -420,7 +422,7 @@ pub unsafe extern "C" fn pvar_category_define(
             .define(name, desc.unwrap_or(""))
             .rec()?;
         // SAFETY: NULL (ignored) or valid (contract).
-        unsafe { crate::ffi::set_opt(index_out, to_int(i)) };
+        unsafe { crate::ffi::boundary::set_opt(index_out, to_int(i)) };
         Ok(())
     })
 }

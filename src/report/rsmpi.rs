@@ -1,4 +1,4 @@
-//! The cross-rank report over MPI (feature `mpi`: the rsmpi `mpi` crate):
+//! The cross-rank report over MPI (feature `rsmpi`: the rsmpi `mpi` crate):
 //! every rank of a communicator makes its [`Partial`] and the partials are
 //! reduced to a root rank along the binomial tree of
 //! [`tree`](super::tree), which finishes the [`JobReport`].
@@ -17,7 +17,7 @@
 //! let mut collector = pvar::report::Collector::new(&reg);
 //! // ... the run ...
 //! let labels = vec![(1, "MPI_COMM_WORLD".to_string())];
-//! if let Some(report) = pvar::report::mpi::reduce(&mut collector, &world, &labels, 0)? {
+//! if let Some(report) = pvar::report::rsmpi::reduce(&mut collector, &world, &labels, 0)? {
 //!     report.write_text(&mut std::io::stdout())?;
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -26,8 +26,11 @@
 use mpi::point_to_point::{Destination, Source as _};
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 
+use super::aggregate::JobReport;
+use super::collector::Source;
+use super::input::{ReportError, ReportOptions};
+use super::partial::Partial;
 use super::tree::{self, Link};
-use super::{JobReport, Partial, ReportError, ReportOptions, Source};
 
 /// The tag of the partials on the duplicated communicator.
 const TAG: i32 = 0x7076;
