@@ -198,7 +198,7 @@ pub fn site_home(reg: &'static crate::registry::Registry) -> &'static Arc<crate:
 pub fn site_cache_filled(
     cache: &'static crate::sync::SiteLocal<crate::hot::cells::site_cache::SiteCache>,
 ) -> bool {
-    cache.with(|c| !c.cell().is_null())
+    cache.with(|c| c.is_filled())
 }
 
 /// Number of thread ids held by live threads.

@@ -560,25 +560,74 @@ fn stale_regions_are_reported_and_removed() {
 fn callback_variables_are_bound_and_freed_like_a_handle() {
     let _g = serial();
     let dir = private_dir("callback");
-    let reg = Registry::new();
-    let heard = std::sync::Arc::new(Mutex::new(Vec::new()));
-    let h = heard.clone();
-    reg.callback_pvar(
-        "cb_level",
-        PvarClass::Level,
-        Datatype::UnsignedLongLong,
-        Callbacks::new(|_, _| 5).with_notify(move |n, _| {
-            h.lock().unwrap().push(n);
-            None
-        }),
-    )
-    .register()
-    .unwrap();
-    let exporter = Exporter::start(&reg, options(&dir, 1000)).unwrap();
-    exporter.publish_now();
-    assert_eq!(*heard.lock().unwrap(), [Notify::Bind]);
-    drop(exporter);
-    assert_eq!(*heard.lock().unwrap(), [Notify::Bind, Notify::Free]);
+    // The notifications of one callback variable read by the exporter's
+    // observer, and of one read by a tool's handle: the same lifecycle.
+    let heard_by = |continuous: bool, exporter: bool| {
+        let reg = Registry::new();
+        let heard = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let h = heard.clone();
+        reg.callback_pvar(
+            "cb_var",
+            if continuous {
+                PvarClass::Level
+            } else {
+                PvarClass::Generic
+            },
+            Datatype::UnsignedLongLong,
+            Callbacks::new(|_, _| 5).with_notify(move |n, _| {
+                h.lock().unwrap().push(n);
+                None
+            }),
+        )
+        .continuous(continuous)
+        .register()
+        .unwrap();
+        if exporter {
+            let exporter = Exporter::start(&reg, options(&dir, 1000)).unwrap();
+            exporter.publish_now();
+            let while_exporting = heard.lock().unwrap().clone();
+            drop(exporter);
+            (while_exporting, heard.lock().unwrap().clone())
+        } else {
+            let session = reg.session().unwrap();
+            let index = reg
+                .pvars()
+                .index(
+                    "cb_var",
+                    if continuous {
+                        PvarClass::Level
+                    } else {
+                        PvarClass::Generic
+                    },
+                )
+                .unwrap();
+            let handle = session.handle(index).unwrap();
+            if !continuous {
+                handle.start().unwrap();
+            }
+            let _ = handle.read().unwrap();
+            let while_reading = heard.lock().unwrap().clone();
+            drop(handle);
+            drop(session);
+            (while_reading, heard.lock().unwrap().clone())
+        }
+    };
+    for continuous in [true, false] {
+        let by_exporter = heard_by(continuous, true);
+        assert_eq!(
+            by_exporter,
+            (
+                vec![Notify::Bind, Notify::Start],
+                vec![Notify::Bind, Notify::Start, Notify::Stop, Notify::Free]
+            ),
+            "continuous {continuous}"
+        );
+        assert_eq!(
+            by_exporter,
+            heard_by(continuous, false),
+            "continuous {continuous}"
+        );
+    }
 }
 
 #[test]

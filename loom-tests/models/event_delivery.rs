@@ -1,5 +1,5 @@
 //! Raise → deliver now / defer / drop, through the public event API
-//! (`src/event/raise.rs`). A registration with only a `NONE` callback
+//! (`src/event/delivery.rs`). A registration with only a `NONE` callback
 //! cannot run at an `ASYNC_SIGNAL_SAFE` raise point (as in a signal
 //! handler), so the raise defers the event into the raising thread's
 //! buffer (made beforehand by `prepare_thread`, as a raise there may not
@@ -23,8 +23,9 @@
 //! handler, also against a concurrent free (`observed_vs_free`) and a
 //! concurrent change (`observed_vs_change`).
 //!
-//! Mutations caught (each verified by breaking `raise.rs`, `mod.rs`,
-//! `buffer.rs` or `registrations.rs`):
+//! Mutations caught (each verified by breaking the delivery code, then in
+//! `raise.rs` and `mod.rs`, now `delivery.rs` and `events.rs`,
+//! `buffer.rs` or the slot table):
 //! - `take_token` always succeeding (a plain store): the entry popped by
 //!   two consumers, delivered 3 of 2 raised (`raise_none_vs_deliver`);
 //! - the token's compare-and-swap / release store Relaxed: the same (the

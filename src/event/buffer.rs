@@ -27,8 +27,15 @@
 //! is impossible (the sequence protocol) and not undefined behaviour
 //! besides.
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::hot::cells::thread_id;
+use crate::lockfree::append_vec::AppendVec;
+use crate::sync::unmodelled::OnceLock;
+use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::vocabulary::event_info::MAX_RECORD_BYTES;
+
+/// Default entries of a thread's event buffer (the `pvar_event_buffer_entries`
+/// control variable of the process registry sets it).
+pub const DEFAULT_BUFFER_ENTRIES: usize = 256;
 
 /// The fewest entries a ring has: with one, the sequence value marking
 /// position `p` full equals the one marking `p + 1` free, and a second
@@ -154,5 +161,103 @@ impl Ring {
         let cap = self.entries.len() as u64;
         self.entry(pos).seq.store(pos + cap, Ordering::Release);
         self.head.store(pos + 1, Ordering::Relaxed);
+    }
+}
+
+/// The thread buffers of one registry: thread id `t`'s [`Ring`] at index
+/// `t - 1`, made on first need and freed with the registry.
+pub(crate) struct Buffers {
+    rings: AppendVec<AtomicPtr<Ring>>,
+    rings_lock: Mutex<()>,
+    entries: AtomicUsize,
+    /// Where the entries of a new buffer come from when set (the
+    /// `PVAR_EVENT_BUFFER_ENTRIES` control variable of the process
+    /// registry); else `entries`.
+    entries_from: OnceLock<Box<dyn Fn() -> usize + Send + Sync>>,
+}
+
+impl Buffers {
+    pub(crate) fn new() -> Self {
+        Self {
+            rings: AppendVec::new(),
+            rings_lock: Mutex::new(()),
+            entries: AtomicUsize::new(DEFAULT_BUFFER_ENTRIES),
+            entries_from: OnceLock::new(),
+        }
+    }
+
+    /// Sets the entries of buffers made from now on (at least
+    /// [`MIN_ENTRIES`]).
+    pub(crate) fn set_entries(&self, n: usize) {
+        self.entries.store(n.max(MIN_ENTRIES), Ordering::Relaxed);
+    }
+
+    /// Entries of buffers made from now on.
+    pub(crate) fn entries(&self) -> usize {
+        match self.entries_from.get() {
+            Some(f) => f().max(MIN_ENTRIES),
+            None => self.entries.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Takes the entries of new buffers from `f` from now on (once).
+    pub(crate) fn set_entries_from(&self, f: Box<dyn Fn() -> usize + Send + Sync>) {
+        let _ = self.entries_from.set(f);
+    }
+
+    /// The buffers made so far. Lock-free, allocation-free.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Ring> + '_ {
+        self.rings.iter().filter_map(|(_, slot)| {
+            let p = slot.load(Ordering::Acquire);
+            // SAFETY: rings are freed only when the registry is dropped.
+            (!p.is_null()).then(|| unsafe { &*p })
+        })
+    }
+
+    /// This thread's buffer; made (allocating) if `may_make` and it does
+    /// not exist yet. `None` if it does not exist and may not be made, or
+    /// the thread is exiting. Without making, async-signal-safe.
+    pub(crate) fn ring_for(&self, may_make: bool) -> Option<&Ring> {
+        let id = match thread_id::current_raw() {
+            thread_id::EXITED => return None,
+            thread_id::UNASSIGNED if !may_make => return None,
+            thread_id::UNASSIGNED => thread_id::current_or_assign()?,
+            id => id,
+        };
+        let i = id as usize - 1;
+        if let Some(slot) = self.rings.get(i) {
+            let p = slot.load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: rings are freed only when the registry is dropped.
+                return Some(unsafe { &*p });
+            }
+        }
+        if !may_make {
+            return None;
+        }
+        let _g = self.rings_lock.lock();
+        while self.rings.len() <= i {
+            self.rings.push(AtomicPtr::new(core::ptr::null_mut()));
+        }
+        let slot = self.rings.get(i).expect("pushed above");
+        if slot.load(Ordering::Acquire).is_null() {
+            let ring = Box::into_raw(Box::new(Ring::new(self.entries())));
+            slot.store(ring, Ordering::Release);
+        }
+        // SAFETY: as above; we just made sure the slot holds a ring.
+        Some(unsafe { &*slot.load(Ordering::Acquire) })
+    }
+}
+
+impl Drop for Buffers {
+    fn drop(&mut self) {
+        for (_, slot) in self.rings.iter() {
+            let p = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
+            if !p.is_null() {
+                // SAFETY: made by `Box::into_raw` in `ring_for`, and nothing
+                // can reach the registry any more.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
     }
 }

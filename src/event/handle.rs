@@ -3,10 +3,11 @@
 
 use core::marker::PhantomData;
 
-use super::raise::RecordBuf;
+use super::delivery::RecordBuf;
+use super::events::Events;
 use super::record::EventRecord;
 use super::registration::{DroppedCallback, EventCallback, FreeCallback};
-use super::{EventType, Events};
+use super::types::EventType;
 use crate::sync::{Arc, Ordering};
 use crate::vocabulary::error::Result;
 use crate::vocabulary::event_info::EventInfo;
@@ -252,7 +253,7 @@ impl EventRegistration {
     pub fn on_event(
         &self,
         level: CbSafety,
-        f: impl Fn(&super::EventInstance<'_>, CbSafety) + Send + Sync + 'static,
+        f: impl Fn(&super::instance::EventInstance<'_>, CbSafety) + Send + Sync + 'static,
     ) -> Result<()> {
         let f: EventCallback = Box::new(f);
         self.events.register_callback(self.key, level, Some(f), 0)

@@ -23,22 +23,22 @@
 //! `hot/storage/watermark.rs`; any other update is unchanged). An
 //! observer made [`with_marks(false)`](Observer::with_marks) subscribes
 //! to nothing and reports levels only. A
-//! callback variable is told `Bind` (and `Start`, unless continuous) when
-//! the observer first reads it, `Stop` and `Free` when the observer is
-//! dropped, as for a tool handle. Bound callback variables have no
+//! callback variable is told `Bind` and `Start` when the observer first
+//! reads it, `Stop` and `Free` when the observer is dropped: the observer
+//! holds each such variable as a started tool handle would, through the
+//! same reader lifecycle (`hot/storage/reader.rs`). Bound callback variables have no
 //! instances to enumerate (the tool names the object), so they are listed
 //! with no values.
 
 use std::collections::HashMap;
 
 use crate::event::source::monotonic_ns;
-use crate::hot::storage::watermark::{SubKey, WatermarkStore};
+use crate::hot::storage::reader::Reader;
 use crate::hot::storage::{Backing, Storage};
 use crate::lockfree::tagged::RunTag;
 use crate::pvar::table::Body;
 use crate::registry::Registry;
 use crate::sync::Arc;
-use crate::vocabulary::callback::Notify;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, PvarClass, Verbosity};
 
@@ -240,49 +240,28 @@ impl Snapshot {
     }
 }
 
-/// A watermark subscription held by an observer: started at creation,
-/// stopped and given back on drop.
-struct MarkWatch {
-    store: Arc<WatermarkStore>,
-    key: SubKey,
+/// What the observer holds on a variable it reads beyond its values: a
+/// started [`Reader`] (a watermark's marks, a callback variable told
+/// `Start`), stopped and released when the observer drops it — the
+/// lifecycle of a tool's handle, from the same code.
+struct Watch {
+    reader: Reader,
     started: RunTag,
 }
 
-impl MarkWatch {
-    fn new(store: Arc<WatermarkStore>) -> MarkWatch {
-        let key = store.subscribe();
+impl Watch {
+    fn new(storage: Arc<Storage>) -> Watch {
+        let reader = Reader::new(storage);
         let started = RunTag::INITIAL.next(true);
-        store.start(key, started);
-        MarkWatch {
-            store,
-            key,
-            started,
-        }
+        reader.started(started);
+        Watch { reader, started }
     }
 }
 
-impl Drop for MarkWatch {
+impl Drop for Watch {
     fn drop(&mut self) {
-        self.store.stop(self.key, self.started.next(false));
-        self.store.unsubscribe(self.key);
-    }
-}
-
-/// A callback variable the observer reads: told `Bind`/`Start` once,
-/// `Stop`/`Free` on drop.
-struct CallbackWatch {
-    storage: Arc<Storage>,
-    started: bool,
-}
-
-impl Drop for CallbackWatch {
-    fn drop(&mut self) {
-        if let Backing::Callback { callbacks, object } = &self.storage.backing {
-            if self.started {
-                callbacks.notify(Notify::Stop, *object);
-            }
-            callbacks.notify(Notify::Free, *object);
-        }
+        self.reader.stopped(self.started.next(false));
+        self.reader.release();
     }
 }
 
@@ -298,15 +277,16 @@ pub struct Observer {
     follow_marks: bool,
     /// This process's name, read once.
     program: String,
-    marks: HashMap<(usize, Option<u64>), MarkWatch>,
-    callbacks: HashMap<usize, CallbackWatch>,
+    /// Watermarks (with marks followed) and callback variables read, by
+    /// index and bound object.
+    watches: HashMap<(usize, Option<u64>), Watch>,
 }
 
 impl std::fmt::Debug for Observer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Observer")
             .field("sequence", &self.sequence)
-            .field("watermarks", &self.marks.len())
+            .field("watches", &self.watches.len())
             .finish_non_exhaustive()
     }
 }
@@ -319,8 +299,7 @@ impl Observer {
             sequence: 0,
             follow_marks: true,
             program: program_name(),
-            marks: HashMap::new(),
-            callbacks: HashMap::new(),
+            watches: HashMap::new(),
         }
     }
 
@@ -458,41 +437,31 @@ impl Observer {
                 }
             }
         }
-        // Subscriptions of instances that are gone are given back.
+        // Watches of watermark instances that are gone are given back
+        // (unbound callback variables stay watched while they exist).
         let live: std::collections::HashSet<(usize, Option<u64>)> = snap
             .variables
             .iter()
             .filter(|v| v.marks.is_some())
             .map(|v| (v.index, v.object))
             .collect();
-        self.marks.retain(|k, _| live.contains(k));
+        self.watches
+            .retain(|k, w| live.contains(k) || !w.reader.has_marks());
         snap
     }
 
-    /// The storage of unbound callback variable `index`, bound (and
-    /// started) on first use.
+    /// The storage of unbound callback variable `index`, bound and started
+    /// on first use (as a tool's handle would be).
     fn callback(&mut self, index: usize, active: bool) -> Option<Arc<Storage>> {
-        if let Some(w) = self.callbacks.get(&index) {
-            return Some(w.storage.clone());
+        if let Some(w) = self.watches.get(&(index, None)) {
+            return Some(w.reader.storage().clone());
         }
         if !active {
             return None;
         }
-        let pvars = self.registry.pvars_shared();
-        let storage = pvars.resolve(index, None).ok()?;
-        let continuous = pvars.info(index).map(|i| i.continuous).unwrap_or(true);
-        if let Backing::Callback { callbacks, object } = &storage.backing
-            && !continuous
-        {
-            callbacks.notify(Notify::Start, *object);
-        }
-        self.callbacks.insert(
-            index,
-            CallbackWatch {
-                storage: storage.clone(),
-                started: !continuous,
-            },
-        );
+        let storage = self.registry.pvars_shared().resolve(index, None).ok()?;
+        self.watches
+            .insert((index, None), Watch::new(storage.clone()));
         Some(storage)
     }
 
@@ -503,19 +472,20 @@ impl Observer {
             .map(|i| Number::from_bits(dt, storage.to_output(storage.current(i))))
             .collect();
         match &storage.backing {
-            Backing::Watermark(store) if self.follow_marks => {
+            Backing::Watermark(_) if self.follow_marks => {
                 let watch = self
-                    .marks
+                    .watches
                     .entry((v.index, object))
-                    .or_insert_with(|| MarkWatch::new(store.clone()));
-                if !Arc::ptr_eq(&watch.store, store) {
+                    .or_insert_with(|| Watch::new(storage.clone()));
+                if !Arc::ptr_eq(watch.reader.storage(), storage) {
                     // A new instance for the same object: follow it.
-                    *watch = MarkWatch::new(store.clone());
+                    *watch = Watch::new(storage.clone());
                 }
                 v.marks = Some(
                     (0..storage.count)
                         .map(|i| {
-                            Number::from_bits(dt, storage.to_output(watch.store.read(watch.key, i)))
+                            let mark = watch.reader.mark(i).unwrap_or(0);
+                            Number::from_bits(dt, storage.to_output(mark))
                         })
                         .collect(),
                 );

@@ -41,20 +41,25 @@
 
 mod bound;
 mod builder;
+mod counter;
+mod level;
+mod sharded;
 mod shared;
 mod site;
 mod site_macros;
-mod sum;
 pub(crate) mod table;
+mod timer;
 mod var_id;
 mod watermark;
 
 pub use bound::{Bound, CallbackVar};
 pub use builder::PvarBuilder;
+pub use counter::{Aggregate, Counter, LocalCounter};
+pub use level::Level;
 pub use shared::{Generic, Percentage, Size, State};
 pub use site::{Site, SiteDecl, SiteRef};
-pub use sum::{Aggregate, Counter, Level, LocalCounter, Timer, TimerGuard};
 pub use table::Pvars;
+pub use timer::{Timer, TimerGuard};
 pub(crate) use var_id::ENABLED;
 pub use var_id::{ClassHandle, ComponentHandle};
 pub use watermark::{HighWatermark, LowWatermark};

@@ -30,14 +30,17 @@ use std::collections::HashMap;
 
 use super::bound::Bound;
 use super::builder::PvarBuilder;
+use super::counter::{Aggregate, Counter};
+use super::level::Level;
+use super::sharded::CellHandle;
 use super::shared::State;
-use super::sum::{Aggregate, CellHandle, Counter, Level, Timer, TimerGuard};
 use super::table::Pvars;
+use super::timer::{Timer, TimerGuard};
 use super::var_id::{ClassHandle, ENABLED};
 use super::watermark::{HighWatermark, LowWatermark};
 use crate::hot::cells::site_cache::{self, SiteCache};
 use crate::sync::unmodelled::{Mutex, OnceLock};
-use crate::sync::{Arc, Ordering, SiteLocal};
+use crate::sync::{Arc, SiteLocal};
 use crate::vocabulary::datatype::Magnitude;
 use crate::vocabulary::error::Result;
 use crate::vocabulary::kinds::{BindKind, PvarClass, Verbosity};
@@ -307,19 +310,8 @@ impl<H: ClassHandle + CellHandle> SiteRef<H> {
         if !ENABLED {
             return;
         }
-        let base = self.cache.with(|c| c.cell());
-        // `i == 0` is a constant at most call sites: the test folds away.
-        if !base.is_null() && (i == 0 || i < self.site.decl.elements()) {
-            // SAFETY: a non-null cache holds this thread's first cell of the
-            // site's variable, in its own record of a registry that lives
-            // for the rest of the process (`home` returns a `'static`): the
-            // cell is never freed, and no other thread writes it (the cache
-            // is cleared before the thread's exit hands the record over).
-            // The variable's `elements()` cells are consecutive in one chunk
-            // (a cell range never straddles one), and `i` is below that.
-            let cell = unsafe { &*base.add(i) };
-            cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
-        } else {
+        let elements = self.site.decl.elements();
+        if !self.cache.with(|c| c.update(i, elements, f)) {
             self.update_slow(i, f);
         }
     }

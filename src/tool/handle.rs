@@ -45,13 +45,12 @@
 //! session reads the current value. These are read-only (see
 //! [`PvarInfo::validate`]).
 
-use crate::hot::storage::watermark::{SubKey, WatermarkStore};
+use crate::hot::storage::reader::Reader;
 use crate::hot::storage::{Backing, Storage};
 use crate::lockfree::striped::StripedCounter;
 use crate::lockfree::tagged::{RunTag, TaggedWord};
 use crate::sync::{Arc, AtomicU64, Ordering};
 use crate::vocabulary::PvarInfo;
-use crate::vocabulary::callback::Notify;
 use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::error::{Error, Result};
 use crate::vocabulary::kinds::PvarClass;
@@ -78,9 +77,9 @@ pub(crate) enum HandleState {
         words: Box<[TaggedWord]>,
         reported: Option<Box<[AtomicU64]>>,
     },
-    /// Engine HIGH/LOWWATERMARK: the store and the handle's subscription
-    /// in it.
-    Watermark(Arc<WatermarkStore>, SubKey),
+    /// Engine HIGH/LOWWATERMARK: the handle's marks, kept by its
+    /// [`Reader`].
+    Watermark,
     /// Not continuous, no history: the snapshot read while stopped.
     Snapshot(Box<[TaggedWord]>),
     /// Continuous, no history: the current value.
@@ -92,7 +91,10 @@ pub(crate) struct HandleData {
     /// This handle's entry in its session's handle list.
     pub(crate) session_entry: usize,
     pub(crate) index: usize,
-    pub(crate) storage: Arc<Storage>,
+    /// The storage read, and what the handle holds in it (marks, a
+    /// callback variable's notifications): the lifecycle every reader of a
+    /// variable shares.
+    reader: Reader,
     pub(crate) count: usize,
     pub(crate) continuous: bool,
     pub(crate) readonly: bool,
@@ -118,8 +120,8 @@ impl crate::lockfree::slot_table::Retire for HandleData {}
 
 impl HandleData {
     /// Builds a handle over `storage`; continuous variables start now (a
-    /// callback variable is told [`Notify::Start`], after the
-    /// [`Notify::Bind`] of `Variable::resolve`). Whoever builds one must end
+    /// callback variable is told [`Notify::Start`](crate::Notify::Start), after the
+    /// [`Notify::Bind`](crate::Notify::Bind) of `Variable::resolve`). Whoever builds one must end
     /// it with [`HandleData::release`], also when it is never stored (a
     /// watermark's subscription is taken here).
     pub(crate) fn new(
@@ -138,8 +140,8 @@ impl HandleData {
                 words: words(count, |_| 0),
                 reported: engine_timer.then(|| (0..count).map(|_| AtomicU64::new(0)).collect()),
             }
-        } else if let Backing::Watermark(w) = &storage.backing {
-            HandleState::Watermark(w.clone(), w.subscribe())
+        } else if let Backing::Watermark(_) = &storage.backing {
+            HandleState::Watermark
         } else if continuous {
             HandleState::Current
         } else {
@@ -149,7 +151,7 @@ impl HandleData {
             session,
             session_entry: 0,
             index,
-            storage,
+            reader: Reader::new(storage),
             count,
             continuous,
             readonly,
@@ -164,18 +166,18 @@ impl HandleData {
         data
     }
 
-    fn notify(&self, event: Notify) {
-        if let Backing::Callback { callbacks, object } = &self.storage.backing {
-            callbacks.notify(event, *object);
-        }
+    /// The storage the handle reads.
+    #[inline]
+    pub(crate) fn storage(&self) -> &Arc<Storage> {
+        self.reader.storage()
     }
 
     /// What the handle is.
     pub(crate) fn info(&self) -> HandleInfo {
         HandleInfo {
             index: self.index,
-            class: self.storage.class,
-            datatype: self.storage.datatype,
+            class: self.storage().class,
+            datatype: self.storage().datatype,
             count: self.count,
         }
     }
@@ -206,7 +208,7 @@ impl HandleData {
     }
 
     /// Starts the handle (if stopped) and tells a callback variable
-    /// [`Notify::Start`]. The caller has refused continuous handles
+    /// [`Notify::Start`](crate::Notify::Start). The caller has refused continuous handles
     /// ([`HandleData::start`] and `start_all`), except [`HandleData::new`]
     /// starting one. Async-signal-safe (the notify callback of a callback
     /// variable is the component's).
@@ -214,7 +216,7 @@ impl HandleData {
         let Some(tag) = self.transition(true) else {
             return;
         };
-        let (storage, repr) = (&self.storage, self.storage.repr);
+        let (storage, repr) = (self.storage(), self.storage().repr);
         match &self.state {
             HandleState::Sum { words, .. } => {
                 for (i, w) in words.iter().enumerate() {
@@ -227,15 +229,14 @@ impl HandleData {
                     });
                 }
             }
-            HandleState::Watermark(w, k) => w.start(*k, tag),
             HandleState::Snapshot(words) => {
                 for w in words.iter() {
                     w.advance(tag, |w| w.value);
                 }
             }
-            HandleState::Current => {}
+            HandleState::Watermark | HandleState::Current => {}
         }
-        self.notify(Notify::Start);
+        self.reader.started(tag);
     }
 
     /// Stops the handle (if started); the caller has refused continuous
@@ -243,12 +244,14 @@ impl HandleData {
     fn stop_run(&self) {
         if let Some(tag) = self.transition(false) {
             self.apply_stop(tag);
-            self.notify(Notify::Stop);
         }
     }
 
+    /// The run moved to stopped with `tag`: the elements keep what they
+    /// read now, the reader's marks stop, a callback variable hears
+    /// `Stop`.
     fn apply_stop(&self, tag: RunTag) {
-        let (storage, repr) = (&self.storage, self.storage.repr);
+        let (storage, repr) = (self.storage(), self.storage().repr);
         match &self.state {
             HandleState::Sum { words, .. } => {
                 for (i, w) in words.iter().enumerate() {
@@ -261,7 +264,6 @@ impl HandleData {
                     });
                 }
             }
-            HandleState::Watermark(w, k) => w.stop(*k, tag),
             HandleState::Snapshot(words) => {
                 for (i, w) in words.iter().enumerate() {
                     w.advance(tag, |w| {
@@ -273,8 +275,9 @@ impl HandleData {
                     });
                 }
             }
-            HandleState::Current => {}
+            HandleState::Watermark | HandleState::Current => {}
         }
+        self.reader.stopped(tag);
     }
 
     /// Element `i`'s value in cell representation, from one consistent
@@ -285,10 +288,10 @@ impl HandleData {
             if !w.tag.started() {
                 return w.value;
             }
-            let current = self.storage.current(i);
+            let current = self.storage().current(i);
             let again = words[i].load();
             if again == w {
-                return self.storage.repr.add(w.value, current);
+                return self.storage().repr.add(w.value, current);
             }
             w = again;
         }
@@ -298,9 +301,9 @@ impl HandleData {
     fn sum_output(&self, reported: Option<&[AtomicU64]>, i: usize, v: u64) -> u64 {
         match reported {
             Some(r) => self
-                .storage
+                .storage()
                 .timer_output_after(r[i].load(Ordering::Relaxed), v),
-            None => self.storage.to_output(v),
+            None => self.storage().to_output(v),
         }
     }
 
@@ -308,7 +311,7 @@ impl HandleData {
     /// variable's datatype, as `u64` bits). The caller checks the range.
     /// Async-signal-safe.
     fn read_values(&self, first: usize, out: &mut [u64]) {
-        let storage = &self.storage;
+        let storage = self.storage();
         let elements = (first..self.count).zip(out.iter_mut());
         match &self.state {
             HandleState::Sum { words, reported } => {
@@ -316,9 +319,9 @@ impl HandleData {
                     *o = self.sum_output(reported.as_deref(), i, self.sum_value(words, i));
                 }
             }
-            HandleState::Watermark(w, k) => {
+            HandleState::Watermark => {
                 for (i, o) in elements {
-                    *o = storage.to_output(w.read(*k, i));
+                    *o = storage.to_output(self.reader.mark(i).unwrap_or(0));
                 }
             }
             HandleState::Snapshot(words) => {
@@ -345,7 +348,7 @@ impl HandleData {
     /// handles). `PVAR_NO_WRITE` for classes without per-handle state.
     /// Async-signal-safe.
     fn write_values(&self, first: usize, values: &[u64]) -> Result<()> {
-        let (storage, repr) = (&self.storage, self.storage.repr);
+        let (storage, repr) = (self.storage(), self.storage().repr);
         match &self.state {
             HandleState::Sum { words, reported } => {
                 for (i, &v) in (first..self.count).zip(values.iter()) {
@@ -365,9 +368,9 @@ impl HandleData {
                     }
                 }
             }
-            HandleState::Watermark(w, k) => {
+            HandleState::Watermark => {
                 for (i, &v) in (first..self.count).zip(values.iter()) {
-                    w.write(*k, i, v);
+                    self.reader.write_mark(i, v);
                 }
             }
             HandleState::Snapshot(_) | HandleState::Current => {
@@ -384,7 +387,7 @@ impl HandleData {
     /// ones for a readreset; `PVAR_NO_WRITE` for classes without
     /// per-handle state.
     fn reset_values(&self, first: usize, len: usize, mut out: Option<&mut [u64]>) -> Result<()> {
-        let (storage, repr) = (&self.storage, self.storage.repr);
+        let (storage, repr) = (self.storage(), self.storage().repr);
         let range = first..(first + len).min(self.count);
         match &self.state {
             HandleState::Sum { words, reported } => {
@@ -408,9 +411,9 @@ impl HandleData {
                     }
                 }
             }
-            HandleState::Watermark(w, k) => {
+            HandleState::Watermark => {
                 for i in range {
-                    let old = w.reset(*k, i);
+                    let old = self.reader.reset_mark(i).unwrap_or(0);
                     if let Some(out) = out.as_deref_mut() {
                         out[i - first] = storage.to_output(old);
                     }
@@ -436,7 +439,7 @@ impl HandleData {
     /// its instance not dropped.
     #[inline]
     fn check_live(&self) -> Result<()> {
-        if self.storage.is_live() {
+        if self.storage().is_live() {
             Ok(())
         } else {
             Err(Error::inactive())
@@ -559,16 +562,12 @@ impl HandleData {
     }
 
     /// Ends the handle: stops it if it is started (always for a continuous
-    /// one), telling a callback variable [`Notify::Stop`], gives a
-    /// watermark's subscription back, then tells [`Notify::Free`].
+    /// one), telling a callback variable [`Notify::Stop`](crate::Notify::Stop), then ends its
+    /// [`Reader`] (a watermark's subscription given back, [`Notify::Free`](crate::Notify::Free)).
     pub(crate) fn release(&self) {
         if let Some(tag) = self.transition(false) {
             self.apply_stop(tag);
-            self.notify(Notify::Stop);
         }
-        if let HandleState::Watermark(w, k) = &self.state {
-            w.unsubscribe(*k);
-        }
-        self.notify(Notify::Free);
+        self.reader.release();
     }
 }

@@ -71,10 +71,34 @@ impl SiteCache {
         }
     }
 
-    /// The cached cell, or null. Async-signal-safe (one load).
+    /// Whether a cell is cached (for the loom models).
+    #[cfg(loom)]
+    pub(crate) fn is_filled(&self) -> bool {
+        !self.cell.get().is_null()
+    }
+
+    /// Applies `f` to this thread's cell `i` of the cached variable, which
+    /// has `elements` cells; `false` (and nothing done) if the cache is
+    /// empty or `i` is out of range, for the caller's slow path. The use
+    /// sites' whole fast path: one load, a null test, the cell's relaxed
+    /// load and store (`i == 0` folds the range test away at most call
+    /// sites). Async-signal-safe.
     #[inline(always)]
-    pub(crate) fn cell(&self) -> *const AtomicU64 {
-        self.cell.get()
+    pub(crate) fn update(&self, i: usize, elements: usize, f: impl Fn(u64) -> u64) -> bool {
+        let base = self.cell.get();
+        if base.is_null() || (i != 0 && i >= elements) {
+            return false;
+        }
+        // SAFETY: a non-null cache holds this thread's first cell of the
+        // site's variable, in its own record of a registry that lives for
+        // the rest of the process ([`fill`]'s contract): the cell is never
+        // freed, and no other thread writes it (the cache is nulled by
+        // [`clear_all`] before the thread's exit hands the record over).
+        // The variable's `elements` cells are consecutive in one chunk (a
+        // cell range never straddles one), and `i` is below that.
+        let cell = unsafe { &*base.add(i) };
+        cell.store(f(cell.load(Ordering::Relaxed)), Ordering::Relaxed);
+        true
     }
 }
 

@@ -13,6 +13,7 @@
 //! ([`Repr`]): wrapping integers (unsigned, or signed two's complement),
 //! or `f64` bits. TIMER cells count clock ticks; they are converted when read.
 
+pub(crate) mod reader;
 pub(crate) mod watermark;
 
 use super::cells::{CellRange, CellSpace};

@@ -1,15 +1,46 @@
 //! Raising an event and delivering it: at once on the raising thread, or
-//! later from the thread's buffer at a delivery point. See the module
-//! documentation of [`super`] for the rules; `docs/events.md` for why.
+//! later from the thread's buffer at a delivery point ([`Delivery`]). See
+//! the module documentation of `event` for the rules; `docs/events.md` for
+//! why.
 
-use super::buffer::{Pending, RECORD_WORDS, Ring};
+use super::buffer::{Buffers, Pending, RECORD_WORDS, Ring};
 use super::instance::{EventInstance, at_point, current_requirement};
 use super::registration::{Callback, Registration};
-use super::{EventType, Events};
-use crate::hot::cells::thread_id;
-use crate::sync::{AtomicPtr, Ordering};
+use super::types::{EventType, Tables};
+use crate::lockfree::striped::StripedCounter;
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
 use crate::vocabulary::event_info::MAX_RECORD_BYTES;
 use crate::vocabulary::kinds::{BindKind, CbSafety, ObjectRef};
+
+/// Counts of what happened to raised events, over the registry's life.
+/// Each raise counts once per registration it is for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventStats {
+    /// Deliveries attempted: raises × matching registrations that observe
+    /// the event (have a callback or a dropped handler).
+    pub raised: u64,
+    /// Callbacks run (at once or later).
+    pub delivered: u64,
+    /// Deliveries that waited in a thread's buffer.
+    pub deferred: u64,
+    /// Deliveries lost: no callback at a level the point allows and no
+    /// room or no buffer to wait in, no callback at all (a registration
+    /// with only a dropped handler), or nested deliveries too deep.
+    pub dropped: u64,
+    /// Waiting deliveries whose registration was freed first.
+    pub discarded: u64,
+}
+
+/// Striped, so that threads raising at once do not share one counter's
+/// cache line.
+#[derive(Default)]
+struct Counters {
+    raised: StripedCounter,
+    delivered: StripedCounter,
+    deferred: StripedCounter,
+    dropped: StripedCounter,
+    discarded: StripedCounter,
+}
 
 /// Bit 63 of a buffered entry's event word: the raise had an object.
 const HAS_OBJECT: u64 = 1 << 63;
@@ -70,7 +101,51 @@ impl Occurrence<'_> {
     }
 }
 
-impl Events {
+/// Raising and delivering for one registry: the thread buffers, the
+/// delivery token and the counts. Its methods take the [`Tables`] they
+/// look events and registrations up in.
+pub(crate) struct Delivery {
+    pub(crate) buffers: Buffers,
+    /// Entries pushed into buffers and not yet taken out (a hint for
+    /// delivery points: zero means nothing to look at).
+    waiting: AtomicU64,
+    /// The delivery token (see the module documentation of `event`).
+    token: AtomicBool,
+    /// A registration without callbacks has losses its dropped handler has
+    /// not heard of (set where they could not be reported at once; the
+    /// next delivery point with requirement `NONE` reports them).
+    unreported: AtomicBool,
+    counters: Counters,
+}
+
+impl Delivery {
+    pub(crate) fn new() -> Self {
+        Self {
+            buffers: Buffers::new(),
+            waiting: AtomicU64::new(0),
+            token: AtomicBool::new(false),
+            unreported: AtomicBool::new(false),
+            counters: Counters::default(),
+        }
+    }
+
+    /// What happened to raised events so far.
+    pub(crate) fn stats(&self) -> EventStats {
+        let c = &self.counters;
+        EventStats {
+            raised: c.raised.total(),
+            delivered: c.delivered.total(),
+            deferred: c.deferred.total(),
+            dropped: c.dropped.total(),
+            discarded: c.discarded.total(),
+        }
+    }
+
+    /// Deliveries waiting in thread buffers.
+    pub(crate) fn waiting(&self) -> u64 {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
     /// The raise after the one-load check found subscribers: timestamps the
     /// event once and delivers or defers it for every registration of the
     /// type (bound events: those for `object`). `required` is what the
@@ -79,21 +154,22 @@ impl Events {
     /// source's timestamp function are).
     #[cold]
     #[inline(never)]
-    pub(crate) fn raise_slow(
+    pub(crate) fn raise(
         &self,
+        t: &Tables,
         index: usize,
         object: Option<ObjectRef>,
         record: &RecordBuf,
         required: CbSafety,
         timestamp: Option<u64>,
     ) {
-        let Some(ty) = self.types.get(index) else {
+        let Some(ty) = t.types.get(index) else {
             return;
         };
         // A source without a clock needs the raise's timestamp; without one
         // the event cannot be delivered: every matching registration counts
         // it as dropped (below).
-        let timestamp = timestamp.or_else(|| self.sources.get(ty.info.source)?.now());
+        let timestamp = timestamp.or_else(|| t.sources.get(ty.info.source)?.now());
         let object = if ty.info.bind == BindKind::NoObject {
             None
         } else {
@@ -105,7 +181,7 @@ impl Events {
                 if key == 0 {
                     continue;
                 }
-                let Some(reg) = self.regs.get(key) else {
+                let Some(reg) = t.regs.get(key) else {
                     continue;
                 };
                 // Only registrations that observe the event (a callback or
@@ -137,7 +213,7 @@ impl Events {
             // requirement, if the token is free): waiting events, which
             // later raises of their registrations queue behind, move on,
             // and at a NONE point losses no delivery will report are.
-            self.deliver(required);
+            self.deliver(t, required);
         }
     }
 
@@ -183,6 +259,7 @@ impl Events {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         reg.waiting.fetch_add(1, Ordering::AcqRel);
         let pushed = self
+            .buffers
             .ring_for(required != CbSafety::AsyncSignalSafe)
             .is_some_and(|ring| ring.push(&pending));
         if pushed {
@@ -199,9 +276,9 @@ impl Events {
     /// One lost delivery for `reg`, at a point whose requirement is
     /// `required`: counted in the statistics and, if the registration has
     /// a dropped handler, for it. A registration with callbacks hears of it
-    /// before its next delivery ([`Events::run`]); one without has no
+    /// before its next delivery ([`Delivery::run`]); one without has no
     /// delivery to wait for and hears of it at the first point where its
-    /// handler may run ([`Events::report_without_callback`]).
+    /// handler may run ([`Delivery::report_without_callback`]).
     fn drop_one(&self, reg: &Registration, source: usize, required: CbSafety) {
         self.counters.dropped.inc();
         if reg.note_drop() && !reg.has_any_callback() {
@@ -228,17 +305,17 @@ impl Events {
     }
 
     /// At a delivery point with requirement `NONE`, holding the token:
-    /// reports the losses flagged by [`Events::report_without_callback`] of
+    /// reports the losses flagged by [`Delivery::report_without_callback`] of
     /// every live registration that has no callback. (One that has gained
     /// a callback since reports them before its next delivery.)
-    fn report_flagged(&self) {
+    fn report_flagged(&self, t: &Tables) {
         if !self.unreported.swap(false, Ordering::AcqRel) {
             return;
         }
-        self.regs.for_each_live(|_, reg| {
+        t.regs.for_each_live(|_, reg| {
             if !reg.has_any_callback()
                 && reg.has_unreported()
-                && let Some(ty) = self.types.get(reg.event)
+                && let Some(ty) = t.types.get(reg.event)
             {
                 reg.report_drops(ty.info.source, CbSafety::None, 0);
             }
@@ -250,11 +327,11 @@ impl Events {
     /// run (normal code: not inside a delivery or a raise on this thread,
     /// and the token free), with the `user_data` of the callback a `NONE`
     /// point would choose. Elsewhere they stay in the statistics only.
-    pub(crate) fn report_at_free(&self, reg: &Registration) {
+    pub(crate) fn report_at_free(&self, t: &Tables, reg: &Registration) {
         if !reg.has_unreported() || current_requirement() != CbSafety::None || !self.take_token() {
             return;
         }
-        if let Some(ty) = self.types.get(reg.event) {
+        if let Some(ty) = t.types.get(reg.event) {
             let user_data = reg.pick(CbSafety::None).map_or(0, |(cb, _)| cb.user_data);
             reg.report_drops(ty.info.source, CbSafety::None, user_data);
         }
@@ -291,7 +368,7 @@ impl Events {
 
     /// Frees the entry `ring.peek()` returned and uncounts it from what
     /// waits in buffers. Its registration still counts it, until
-    /// [`Events::done_with`].
+    /// [`Delivery::done_with`].
     fn take_out(&self, ring: &Ring) {
         ring.pop();
         self.waiting.fetch_sub(1, Ordering::Relaxed);
@@ -328,15 +405,15 @@ impl Events {
     /// At requirement `NONE` it also reports the losses of registrations
     /// without callbacks to their dropped handlers (they have no delivery
     /// to report them before; see `docs/events.md`).
-    pub fn deliver(&self, required: CbSafety) -> usize {
+    pub(crate) fn deliver(&self, t: &Tables, required: CbSafety) -> usize {
         let report = required == CbSafety::None && self.unreported.load(Ordering::Relaxed);
         if (!report && self.waiting.load(Ordering::Relaxed) == 0) || !self.take_token() {
             return 0;
         }
         let n = at_point(required, || {
-            let n = self.deliver_holding_token(required);
+            let n = self.deliver_holding_token(t, required);
             if required == CbSafety::None {
-                self.report_flagged();
+                self.report_flagged(t);
             }
             n
         });
@@ -344,19 +421,13 @@ impl Events {
         n
     }
 
-    fn deliver_holding_token(&self, required: CbSafety) -> usize {
+    fn deliver_holding_token(&self, t: &Tables, required: CbSafety) -> usize {
         let mut n = 0;
-        for (_, slot) in self.rings.iter() {
-            let p = slot.load(Ordering::Acquire);
-            if p.is_null() {
-                continue;
-            }
-            // SAFETY: rings are freed only when the registry is dropped.
-            let ring = unsafe { &*p };
+        for ring in self.buffers.iter() {
             while let Some(pending) = ring.peek() {
                 let index = (pending.event & !HAS_OBJECT) as usize;
-                let reg = self.regs.get(pending.registration);
-                let ty = self.types.get(index);
+                let reg = t.regs.get(pending.registration);
+                let ty = t.types.get(index);
                 let (Some(reg), Some(ty)) = (reg, ty) else {
                     // A freed registration (whose count went with it).
                     self.take_out(ring);
@@ -393,39 +464,5 @@ impl Events {
             }
         }
         n
-    }
-
-    /// This thread's buffer; made (allocating) if `may_make` and it does
-    /// not exist yet. `None` if it does not exist and may not be made, or
-    /// the thread is exiting. Without making, async-signal-safe.
-    pub(crate) fn ring_for(&self, may_make: bool) -> Option<&Ring> {
-        let id = match thread_id::current_raw() {
-            thread_id::EXITED => return None,
-            thread_id::UNASSIGNED if !may_make => return None,
-            thread_id::UNASSIGNED => thread_id::current_or_assign()?,
-            id => id,
-        };
-        let i = id as usize - 1;
-        if let Some(slot) = self.rings.get(i) {
-            let p = slot.load(Ordering::Acquire);
-            if !p.is_null() {
-                // SAFETY: rings are freed only when the registry is dropped.
-                return Some(unsafe { &*p });
-            }
-        }
-        if !may_make {
-            return None;
-        }
-        let _g = self.rings_lock.lock();
-        while self.rings.len() <= i {
-            self.rings.push(AtomicPtr::new(core::ptr::null_mut()));
-        }
-        let slot = self.rings.get(i).expect("pushed above");
-        if slot.load(Ordering::Acquire).is_null() {
-            let ring = Box::into_raw(Box::new(Ring::new(self.buffer_entries())));
-            slot.store(ring, Ordering::Release);
-        }
-        // SAFETY: as above; we just made sure the slot holds a ring.
-        Some(unsafe { &*slot.load(Ordering::Acquire) })
     }
 }
