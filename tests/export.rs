@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pvar::export::{
-    ExportOptions, Exporter, Number, Region, RegionError, Snapshot, openmetrics, region, wire,
-};
+use pvar::export::exposition::{self, Format};
+use pvar::export::testing::{self, RegionFile};
+use pvar::export::{ExportOptions, Exporter, Number, Region, RegionError, Snapshot, wire};
 use pvar::{BindKind, Callbacks, Datatype, Enumeration, Notify, PvarClass, Registry};
 
 /// One exporter per process: the tests that start one take turns.
@@ -222,12 +222,10 @@ fn every_class_reads_from_the_region_as_in_process() {
     );
     drop(exporter);
     assert!(
-        !dir.join(format!(
-            "pvar.{}.{}",
-            region::effective_uid(),
-            std::process::id()
-        ))
-        .exists()
+        !testing::user_dir(&dir)
+            .unwrap()
+            .join(std::process::id().to_string())
+            .exists()
     );
 }
 
@@ -341,7 +339,7 @@ fn another_process_reads_what_this_one_reads() {
             "the child ended early"
         );
     }
-    let path = region::region_path(&dir, region::effective_uid(), pid);
+    let path = testing::user_dir(&dir).unwrap().join(pid.to_string());
     let mut region = Region::open_path(&path, pid).unwrap();
     region.check_alive().unwrap();
     let outside = pvar::export::read_fresh(&mut region, Duration::from_secs(10)).unwrap();
@@ -390,29 +388,10 @@ fn one_exporter_per_process_and_the_region_goes_with_it() {
 /// Writes a region file at `path` with the header of `pid`/`uid` and one
 /// published slot holding `payload`; returns the payload's offset.
 fn write_region(path: &Path, pid: u32, uid: u32, payload: &[u8], checksum: u64) -> u64 {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    let _ = std::fs::remove_file(path);
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .unwrap();
-    let mut h = vec![0u8; 256];
-    h[..8].copy_from_slice(b"PVAREXP\0");
-    h[8..12].copy_from_slice(&region::REGION_VERSION.to_le_bytes());
-    h[12..16].copy_from_slice(&256u32.to_le_bytes());
-    h[16..20].copy_from_slice(&pid.to_le_bytes());
-    h[20..24].copy_from_slice(&uid.to_le_bytes());
-    h[40..48].copy_from_slice(&1u64.to_le_bytes()); // published: slot 1
-    let at = 64 + 32;
-    h[at..at + 8].copy_from_slice(&2u64.to_le_bytes());
-    h[at + 8..at + 16].copy_from_slice(&4096u64.to_le_bytes());
-    h[at + 16..at + 24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    h[at + 24..at + 32].copy_from_slice(&checksum.to_le_bytes());
-    f.write_all_at(&h, 0).unwrap();
-    f.write_all_at(payload, 4096).unwrap();
-    4096
+    let mut f = RegionFile::with_payload(pid, uid, payload);
+    f.slots[1].3 = checksum;
+    f.write(path).unwrap();
+    testing::FIRST_PAYLOAD
 }
 
 #[test]
@@ -422,12 +401,12 @@ fn bad_regions_are_errors_never_crashes() {
     work(&z);
     let mut payload = Vec::new();
     wire::encode(&Snapshot::take(&z.reg), &mut payload);
-    let (pid, uid) = (std::process::id(), region::effective_uid());
+    let (pid, uid) = (std::process::id(), testing::effective_uid());
     let path = dir.join("region");
     let open = |p: &Path| Region::open_path(p, pid).map(|r| r.with_attempts(2));
 
     // Well-formed: read.
-    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     let snap = pvar::export::read(&mut open(&path).unwrap()).unwrap();
     assert_eq!(snap.variables.len(), Snapshot::take(&z.reg).variables.len());
 
@@ -436,7 +415,7 @@ fn bad_regions_are_errors_never_crashes() {
     write_region(&path, pid, uid, &payload, 1);
     let e = pvar::export::read(&mut open(&path).unwrap()).unwrap_err();
     assert!(matches!(e, RegionError::Inconsistent(_)), "{e}");
-    let offset = write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    let offset = write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     std::fs::OpenOptions::new()
         .write(true)
         .open(&path)
@@ -449,7 +428,7 @@ fn bad_regions_are_errors_never_crashes() {
     // Not a region, another version, a header cut short.
     std::fs::write(&path, b"hello").unwrap();
     assert!(matches!(open(&path), Err(RegionError::Version(_))));
-    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[8] = 99;
     std::fs::write(&path, &bytes).unwrap();
@@ -458,9 +437,9 @@ fn bad_regions_are_errors_never_crashes() {
 
     // Another pid in the header, a symbolic link, a directory, a file
     // open to other users.
-    write_region(&path, pid + 1, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid + 1, uid, &payload, testing::checksum(&payload));
     assert!(matches!(open(&path), Err(RegionError::Refused(_))));
-    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     let link = dir.join("link");
     std::os::unix::fs::symlink(&path, &link).unwrap();
     assert!(matches!(open(&link), Err(RegionError::Refused(_))));
@@ -473,7 +452,7 @@ fn bad_regions_are_errors_never_crashes() {
     assert!(e.to_string().contains("open to other users"), "{e}");
 
     // Another user's region.
-    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     if uid == 0 {
         let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path; chown has no other
@@ -504,21 +483,22 @@ fn stale_regions_are_reported_and_removed() {
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     let dead = gone.id();
     gone.wait().unwrap();
-    let uid = region::effective_uid();
-    let path = region::region_path(&dir, uid, dead);
-    write_region(&path, dead, uid, b"", region::checksum(b""));
+    let uid = testing::effective_uid();
+    let user_dir = testing::user_dir(&dir).unwrap();
+    let path = user_dir.join(dead.to_string());
+    write_region(&path, dead, uid, b"", testing::checksum(b""));
     let r = Region::open_path(&path, dead).unwrap();
     assert!(matches!(r.check_alive(), Err(RegionError::Stale(_))));
     // A region of a live process that started at another time (its pid
     // reused): stale too.
-    let live = region::region_path(&dir, uid, std::process::id());
-    write_region(&live, std::process::id(), uid, b"", region::checksum(b""));
+    let live = user_dir.join(std::process::id().to_string());
+    write_region(&live, std::process::id(), uid, b"", testing::checksum(b""));
     let mut bytes = std::fs::read(&live).unwrap();
     bytes[24..32].copy_from_slice(&1u64.to_le_bytes()); // started at tick 1
     std::fs::write(&live, bytes).unwrap();
     let r = Region::open_path(&live, std::process::id()).unwrap();
     assert!(matches!(r.check_alive(), Err(RegionError::Stale(_))));
-    assert_eq!(region::remove_stale(&dir, uid), 2);
+    assert_eq!(testing::remove_stale(&dir).unwrap(), 2);
     assert!(!path.exists() && !live.exists());
 }
 
@@ -551,7 +531,7 @@ fn callback_variables_are_bound_and_freed_like_a_handle() {
 fn openmetrics_maps_every_class() {
     let z = zoo();
     work(&z);
-    let text = openmetrics::write(&Snapshot::take(&z.reg));
+    let text = exposition::write(&Snapshot::take(&z.reg), Format::OpenMetrics);
     for line in [
         "# TYPE msgs_sent counter",
         "# HELP msgs_sent messages \\\"sent\\\"\\nper peer",
@@ -619,5 +599,9 @@ fn without_marks_watermarks_publish_their_levels_only() {
         (&[Number::Unsigned(5)][..], None)
     );
     // OpenMetrics then shows the level.
-    assert!(openmetrics::write(&snap).lines().any(|l| l == "hw 5"));
+    assert!(
+        exposition::write(&snap, Format::OpenMetrics)
+            .lines()
+            .any(|l| l == "hw 5")
+    );
 }

@@ -45,18 +45,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod openmetrics;
+pub mod exposition;
 mod publisher;
-// The file format's internals (the writer, header parsing, the checksum,
-// process discovery) for the CLI, tests and fuzzing; not API: readers use
-// [`Region`] and [`RegionError`] from here.
-#[doc(hidden)]
-pub mod region;
+mod region;
 pub(crate) mod snapshot;
 pub mod wire;
 
 pub use publisher::{DEFAULT_INTERVAL, ExportOptions, Exporter, leak_for_process};
-pub use region::{Region, RegionError};
+pub use region::{
+    Ignored, Listed, Listing, Region, RegionError, RegionHeader, list_exporting, process_runs,
+};
+
+/// Hooks for tests and fuzzing that craft region files, hostile ones
+/// included, where readers look. Not API.
+#[doc(hidden)]
+pub mod testing {
+    pub use super::region::testing::*;
+}
 pub use snapshot::{
     CategorySnapshot, EnumSnapshot, Number, Observer, ProcessInfo, Snapshot, VarSnapshot,
 };

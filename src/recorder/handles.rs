@@ -2,7 +2,7 @@
 //! pvar component handles, behind the `Arc` a `metrics::Counter` /
 //! `Gauge` / `Histogram` holds.
 
-use crate::pvar::{Aggregate, Counter, Level};
+use crate::pvar::{Aggregate, Counter, Generic};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// What handles count outside the variables: values refused.
@@ -65,15 +65,15 @@ impl metrics::CounterFn for CounterSeries {
     }
 }
 
-/// A gauge series: a pvar LEVEL of `f64`.
+/// A gauge series: a pvar GENERIC of `f64` (it keeps its sign).
 pub(super) struct GaugeSeries {
-    level: Level<f64>,
+    value: Generic<f64>,
     drops: Arc<Drops>,
 }
 
 impl GaugeSeries {
-    pub(super) fn new(level: Level<f64>, drops: Arc<Drops>) -> Self {
-        Self { level, drops }
+    pub(super) fn new(value: Generic<f64>, drops: Arc<Drops>) -> Self {
+        Self { value, drops }
     }
 }
 
@@ -81,7 +81,7 @@ impl metrics::GaugeFn for GaugeSeries {
     #[inline]
     fn increment(&self, value: f64) {
         if value.is_finite() {
-            self.level.add(value);
+            self.value.add(value);
         } else {
             self.drops.drop_values(1);
         }
@@ -90,32 +90,54 @@ impl metrics::GaugeFn for GaugeSeries {
     #[inline]
     fn decrement(&self, value: f64) {
         if value.is_finite() {
-            self.level.sub(value);
+            self.value.add(-value);
         } else {
             self.drops.drop_values(1);
         }
     }
 
+    #[inline]
     fn set(&self, value: f64) {
         if value.is_finite() {
-            self.level.set(value);
+            self.value.set(value);
         } else {
             self.drops.drop_values(1);
         }
     }
 }
 
-/// A histogram series: a pvar COUNTER of values recorded and an AGGREGATE
-/// of `f64`, their sum.
+/// A histogram series: a pvar COUNTER with one element per bucket (the
+/// last for values above every bound) and an AGGREGATE of `f64`, the sum
+/// of the values.
 pub(super) struct HistogramSeries {
-    count: Counter,
+    buckets: Counter,
+    /// The finite upper bounds, increasing (one fewer than the buckets).
+    bounds: Box<[f64]>,
     sum: Aggregate<f64>,
     drops: Arc<Drops>,
 }
 
 impl HistogramSeries {
-    pub(super) fn new(count: Counter, sum: Aggregate<f64>, drops: Arc<Drops>) -> Self {
-        Self { count, sum, drops }
+    pub(super) fn new(
+        buckets: Counter,
+        bounds: Box<[f64]>,
+        sum: Aggregate<f64>,
+        drops: Arc<Drops>,
+    ) -> Self {
+        debug_assert_eq!(buckets.count(), bounds.len() + 1);
+        Self {
+            buckets,
+            bounds,
+            sum,
+            drops,
+        }
+    }
+
+    /// The bucket of `value`: the first whose upper bound is at least
+    /// `value` (`le`), else the last.
+    #[inline]
+    fn bucket(&self, value: f64) -> usize {
+        self.bounds.partition_point(|&b| b < value)
     }
 }
 
@@ -123,7 +145,7 @@ impl metrics::HistogramFn for HistogramSeries {
     #[inline]
     fn record(&self, value: f64) {
         if value.is_finite() {
-            self.count.inc();
+            self.buckets.inc_at(self.bucket(value));
             self.sum.add(value);
         } else {
             self.drops.drop_values(1);
@@ -132,7 +154,7 @@ impl metrics::HistogramFn for HistogramSeries {
 
     fn record_many(&self, value: f64, count: usize) {
         if value.is_finite() {
-            self.count.add(count as u64);
+            self.buckets.add_at(self.bucket(value), count as u64);
             self.sum.add(value * count as f64);
         } else {
             self.drops.drop_values(count as u64);

@@ -47,6 +47,42 @@ pub fn terminal_safe(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` made safe for a terminal line by line: each line as
+/// [`terminal_safe`] makes it, the line feeds between them kept (for
+/// output that is lines of text, such as an exposition).
+pub fn terminal_safe_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && unsafe_char(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&terminal_safe(line));
+    }
+    Cow::Owned(out)
+}
+
+/// `s` escaped for HTML text and attribute values: `&`, `<`, `>`, `"`
+/// and `'` as character references, and controls as visible escapes (as
+/// [`terminal_safe`] shows them), so that a name from another process
+/// can neither add markup nor end an attribute.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in terminal_safe(s).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The columns `s` takes on a terminal, counted in characters (what the
 /// tables align by; names here are ASCII in practice, and a wide
 /// character only shifts its own row).
@@ -96,6 +132,30 @@ mod tests {
             terminal_safe("\0\x08\x0c"),
         ] {
             assert!(!out.chars().any(unsafe_char), "{out:?}");
+        }
+    }
+
+    #[test]
+    fn lines_keep_their_line_feeds() {
+        assert_eq!(terminal_safe_lines("a\nb\n"), "a\nb\n");
+        assert!(matches!(terminal_safe_lines("a\nb\n"), Cow::Borrowed(_)));
+        assert_eq!(
+            terminal_safe_lines("x{p=\"\x1b]0;t\x07\"} 1\ny 2\n"),
+            "x{p=\"\\x1b]0;t\\x07\"} 1\ny 2\n"
+        );
+    }
+
+    #[test]
+    fn html_has_no_markup_left() {
+        assert_eq!(html_escape("plain"), "plain");
+        assert_eq!(
+            html_escape("<script>alert('x')</script>&\"q\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;q&quot;"
+        );
+        assert_eq!(html_escape("a\x1b[2J"), "a\\x1b[2J");
+        for s in ["<b>", "\"onload=\"", "x'y", "&amp;"] {
+            let e = html_escape(s);
+            assert!(!e.contains(['<', '>', '"', '\'']), "{e}");
         }
     }
 
