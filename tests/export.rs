@@ -605,3 +605,171 @@ fn without_marks_watermarks_publish_their_levels_only() {
             .any(|l| l == "hw 5")
     );
 }
+
+#[test]
+fn the_region_is_in_a_private_directory_of_the_user() {
+    let _g = serial();
+    let dir = private_dir("private");
+    let reg = Registry::new();
+    let exporter = Exporter::start(&reg, options(&dir, 50)).unwrap();
+    let user_dir = dir.join(format!("pvar-{}", testing::effective_uid()));
+    assert_eq!(
+        exporter.path(),
+        user_dir.join(std::process::id().to_string())
+    );
+    assert_eq!(exporter.notice(), None);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::symlink_metadata(&user_dir).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o7777, 0o700, "{mode:o}");
+    let listing = testing::list_in(&dir);
+    assert_eq!(listing.regions.len(), 1);
+    assert_eq!(listing.regions[0].pid, std::process::id());
+    assert!(listing.ignored.is_empty());
+    let mut region = testing::open_in(&dir, std::process::id()).unwrap();
+    pvar::export::read(&mut region).unwrap();
+}
+
+/// Plants `what` at `path`: a regular file, a symbolic link to a
+/// directory, a FIFO, a directory open to others.
+fn plant(path: &Path, what: &str) {
+    match what {
+        "file" => std::fs::write(path, b"planted").unwrap(),
+        "symlink" => {
+            let target = path.parent().unwrap().join("target-of-the-link");
+            std::fs::create_dir_all(&target).unwrap();
+            std::os::unix::fs::symlink(&target, path).unwrap();
+        }
+        "fifo" => {
+            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+        }
+        "open directory" => {
+            std::fs::create_dir(path).unwrap();
+            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn something_in_the_way_of_the_user_directory_is_left_alone() {
+    let _g = serial();
+    for what in ["file", "symlink", "fifo"] {
+        let dir = private_dir(&format!("in-the-way-{what}"));
+        let primary = dir.join(format!("pvar-{}", testing::effective_uid()));
+        plant(&primary, what);
+        let reg = Registry::new();
+        reg.counter("c").register().unwrap().add(3);
+        let exporter = Exporter::start(&reg, options(&dir, 50)).unwrap();
+        // The export goes on, in a directory of the user's own, and says
+        // what was in the way and whose it is.
+        let notice = exporter.notice().expect("a notice").to_string();
+        assert!(
+            notice.contains(&primary.display().to_string())
+                && notice.contains(&format!("uid {}", testing::effective_uid()))
+                && notice.contains("is in the way"),
+            "{what}: {notice}"
+        );
+        let fallback = exporter.path().parent().unwrap().to_path_buf();
+        assert_ne!(fallback, primary);
+        let name = fallback.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(
+            name.starts_with(&format!("pvar-{}.", testing::effective_uid())) && name.len() > 20,
+            "{name}"
+        );
+        // Readers find it there and say what they ignored.
+        let mut region = testing::open_in(&dir, std::process::id()).unwrap();
+        let snap = pvar::export::read(&mut region).unwrap();
+        assert_eq!(snap.variable("c").unwrap().values, [Number::Unsigned(3)]);
+        let listing = testing::list_in(&dir);
+        assert_eq!(listing.regions.len(), 1, "{what}: {listing:?}");
+        assert_eq!(listing.ignored.len(), 1, "{what}: {listing:?}");
+        assert_eq!(listing.ignored[0].path, primary);
+        // The next exporter takes the same fallback directory.
+        drop(exporter);
+        let again = Exporter::start(&reg, options(&dir, 50)).unwrap();
+        assert_eq!(again.path().parent().unwrap(), fallback);
+        drop(again);
+        // What was planted is as it was.
+        let meta = std::fs::symlink_metadata(&primary).unwrap();
+        match what {
+            "file" => assert_eq!(std::fs::read(&primary).unwrap(), b"planted"),
+            "symlink" => assert!(meta.file_type().is_symlink()),
+            _ => assert!(std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type())),
+        }
+    }
+    // A directory of the user's that is open to others: readers refuse it,
+    // the next exporter makes it private.
+    let dir = private_dir("in-the-way-open");
+    let primary = dir.join(format!("pvar-{}", testing::effective_uid()));
+    plant(&primary, "open directory");
+    let listing = testing::list_in(&dir);
+    assert!(
+        listing.ignored[0].why.contains("open to other users"),
+        "{listing:?}"
+    );
+    let exporter = Exporter::start(&Registry::new(), options(&dir, 50)).unwrap();
+    assert_eq!(exporter.path().parent().unwrap(), primary);
+    assert_eq!(exporter.notice(), None);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&primary).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700);
+}
+
+#[test]
+fn a_claim_the_file_does_not_hold_is_refused_at_once() {
+    let dir = private_dir("claims");
+    let (pid, uid) = (std::process::id(), testing::effective_uid());
+    let path = dir.join("region");
+    // A slot claiming 256 MiB (the most a reader accepts) in a file of
+    // that size that holds 4 KiB: the rest is a hole.
+    let claim = testing::MAX_PAYLOAD;
+    let f = RegionFile {
+        pid,
+        uid,
+        published: 1,
+        slots: [(0, 0, 0, 0), (2, testing::FIRST_PAYLOAD, claim, 1)],
+        data: vec![(testing::FIRST_PAYLOAD, vec![7; 16])],
+        size: Some(testing::FIRST_PAYLOAD + claim),
+        ..RegionFile::default()
+    };
+    f.write(&path).unwrap();
+    let e = pvar::export::read(&mut Region::open_path(&path, pid).unwrap()).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, RegionError::Inconsistent(_)), "{text}");
+    assert!(text.contains("holds no data"), "{text}");
+    // Refused, not tried again 200 times.
+    assert!(!text.contains("attempts"), "{text}");
+    // More than a reader accepts, and past the end of the file.
+    for (len, size, why) in [
+        (claim + 1, None, "more than"),
+        (
+            1 << 20,
+            Some(testing::FIRST_PAYLOAD + 100),
+            "outside the region",
+        ),
+    ] {
+        let f = RegionFile {
+            slots: [(0, 0, 0, 0), (2, testing::FIRST_PAYLOAD, len, 1)],
+            size,
+            ..f.clone()
+        };
+        f.write(&path).unwrap();
+        let e = pvar::export::read(&mut Region::open_path(&path, pid).unwrap()).unwrap_err();
+        assert!(e.to_string().contains(why), "{e}");
+    }
+    // A payload that is there but does not match its checksum: one read,
+    // no retry.
+    let mut f = RegionFile::with_payload(pid, uid, &[1; 4096]);
+    f.slots[1].3 ^= 1;
+    f.write(&path).unwrap();
+    let e = pvar::export::read(&mut Region::open_path(&path, pid).unwrap()).unwrap_err();
+    assert!(
+        e.to_string().contains("checksum mismatch") && !e.to_string().contains("attempts"),
+        "{e}"
+    );
+}

@@ -64,6 +64,31 @@ pub fn terminal_safe_lines(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text (`serde_json`'s output) with the characters a terminal acts
+/// on that JSON leaves raw — C1 controls, DEL, bidirectional overrides —
+/// written as `\uXXXX` escapes: the same JSON value, safe on a terminal.
+/// (C0 controls are escaped by `serde_json` already.)
+pub fn json_safe(json: String) -> String {
+    // Below DEL: `serde_json` escapes them in strings, and outside strings
+    // they are the document's own line feeds and spaces.
+    let raw = |c: char| unsafe_char(c) && c >= '\x7f';
+    if !json.chars().any(raw) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if raw(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `s` escaped for HTML text and attribute values: `&`, `<`, `>`, `"`
 /// and `'` as character references, and controls as visible escapes (as
 /// [`terminal_safe`] shows them), so that a name from another process
@@ -143,6 +168,17 @@ mod tests {
             terminal_safe_lines("x{p=\"\x1b]0;t\x07\"} 1\ny 2\n"),
             "x{p=\"\\x1b]0;t\\x07\"} 1\ny 2\n"
         );
+    }
+
+    #[test]
+    fn json_stays_json_without_terminal_controls() {
+        let raw = serde_json::to_string("a\u{9b}31m\u{202e}b\x7f\x1b").unwrap();
+        let safe = json_safe(raw.clone());
+        assert!(!safe.chars().any(unsafe_char), "{safe:?}");
+        let back: String = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, "a\u{9b}31m\u{202e}b\x7f\x1b");
+        assert_eq!(json_safe("\"plain\"".into()), "\"plain\"");
+        assert_eq!(json_safe("[\n  1\n]".into()), "[\n  1\n]");
     }
 
     #[test]

@@ -96,7 +96,10 @@ fn list(as_json: bool) -> Res<()> {
         })
         .collect();
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&found)?);
+        println!(
+            "{}",
+            crate::format::json_safe(serde_json::to_string_pretty(&found)?)
+        );
         return Ok(());
     }
     // Something planted under this user's name (or a directory left open

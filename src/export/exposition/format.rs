@@ -55,7 +55,13 @@ impl Format {
                 };
                 let v = v.trim().trim_matches('"');
                 match k.trim().to_ascii_lowercase().as_str() {
-                    "q" => q = v.parse::<f64>().ok().filter(|q| q.is_finite()).unwrap_or(0.0),
+                    "q" => {
+                        q = v
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|q| q.is_finite())
+                            .unwrap_or(0.0)
+                    }
                     "version" => version = Some(v.to_string()),
                     _ => {}
                 }

@@ -33,7 +33,11 @@ pub struct Listing {
 /// The regions of the calling user in the export directory: the
 /// processes that export (or did, until killed: open each to tell).
 pub fn list_exporting() -> Listing {
-    let dir = export_dir();
+    list_in(export_dir())
+}
+
+/// [`list_exporting`] in export directory `dir`.
+pub(crate) fn list_in(dir: PathBuf) -> Listing {
     let (dirs, ignored) = UserDir::for_readers(&dir);
     let mut regions: Vec<Listed> = dirs
         .iter()

@@ -145,6 +145,18 @@ pub(crate) mod testing {
             .to_path_buf())
     }
 
+    /// [`Region::open`](super::Region::open) with `base` as the export
+    /// directory.
+    pub fn open_in(base: &Path, pid: u32) -> Result<super::Region, super::RegionError> {
+        super::Region::open_in_base(base, pid)
+    }
+
+    /// [`list_exporting`](super::list_exporting) with `base` as the export
+    /// directory.
+    pub fn list_in(base: &Path) -> super::Listing {
+        super::listing::list_in(base.to_path_buf())
+    }
+
     /// Removes this user's stale regions in `base`; how many.
     pub fn remove_stale(base: &Path) -> io::Result<usize> {
         let (dir, _) = super::dir::UserDir::for_writer(base)?;

@@ -49,8 +49,12 @@ impl Region {
     /// one (a fallback directory, see `docs/export.md`), the one whose
     /// writer still runs is taken.
     pub fn open(pid: u32) -> Result<Region, RegionError> {
-        let base = export_dir();
-        let (dirs, _) = UserDir::for_readers(&base);
+        Region::open_in_base(&export_dir(), pid)
+    }
+
+    /// [`Region::open`] in export directory `base`.
+    pub(crate) fn open_in_base(base: &Path, pid: u32) -> Result<Region, RegionError> {
+        let (dirs, _) = UserDir::for_readers(base);
         let mut first_error = None;
         for dir in &dirs {
             match Region::open_in(dir, pid) {
@@ -195,7 +199,16 @@ impl Region {
     /// over 256 MiB, or over a hole (a sparse file) is refused before the
     /// read.
     pub fn read_payload(&mut self) -> Result<Vec<u8>, RegionError> {
-        let mut why = String::from("nothing published yet");
+        // Why each slot could not be read, last seen.
+        let mut why: [Option<String>; 2] = [None, None];
+        let reasons = |why: &[Option<String>; 2]| {
+            let w: Vec<&str> = why.iter().flatten().map(String::as_str).collect();
+            if w.is_empty() {
+                "nothing published yet".to_string()
+            } else {
+                w.join("; ")
+            }
+        };
         // The descriptor each slot was found bad with.
         let mut bad: [Option<SlotDesc>; 2] = [None, None];
         for attempt in 0..self.attempts {
@@ -221,11 +234,11 @@ impl Region {
                     Ok(payload) => return Ok(payload),
                     Err(SlotFailure::Busy(w)) => {
                         busy = true;
-                        why = w;
+                        why[b] = Some(w);
                     }
                     Err(SlotFailure::Bad(w)) => {
                         bad[b] = Some(desc);
-                        why = w;
+                        why[b] = Some(w);
                     }
                 }
             }
@@ -233,11 +246,12 @@ impl Region {
                 // Both slots are wrong and neither is being written: only
                 // a new publish could change that, and the writer
                 // alternates slots, so it would have shown as busy.
-                return Err(RegionError::Inconsistent(why));
+                return Err(RegionError::Inconsistent(reasons(&why)));
             }
         }
         Err(RegionError::Inconsistent(format!(
-            "{why} (after {} attempts)",
+            "{} (after {} attempts)",
+            reasons(&why),
             self.attempts
         )))
     }
