@@ -79,12 +79,10 @@ impl Drop for Dir {
     }
 }
 
-/// The second user: its uid and gid, and copies of `pvar` and of this
-/// test binary it can run.
+/// The second user: its uid and gid.
 struct Attacker {
     uid: u32,
     gid: u32,
-    pvar: PathBuf,
 }
 
 fn required() -> bool {
@@ -120,16 +118,7 @@ fn attacker(test: &str) -> Option<&'static Attacker> {
         let (Some(uid), Some(gid)) = (id("-u"), id("-g")) else {
             return Err(format!("could not create user {ATTACKER} (useradd)"));
         };
-        // Copies it can reach, whatever the permissions of the checkout.
-        let dir = std::env::temp_dir().join(format!("pvar-attacker-bin-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| e.to_string())?;
-        let pvar = dir.join("pvar");
-        std::fs::copy(PVAR, &pvar).map_err(|e| e.to_string())?;
-        std::fs::set_permissions(&pvar, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| e.to_string())?;
-        Ok(Attacker { uid, gid, pvar })
+        Ok(Attacker { uid, gid })
     });
     match a {
         Ok(a) => Some(a),
@@ -139,6 +128,20 @@ fn attacker(test: &str) -> Option<&'static Attacker> {
             None
         }
     }
+}
+
+/// A copy of `program` in `dir/bin` that the attacker can run, whatever
+/// the permissions of the checkout (removed with `dir`).
+fn reachable_copy(dir: &Dir, program: &Path, name: &str) -> PathBuf {
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = bin.join(name);
+    if !copy.exists() {
+        std::fs::copy(program, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    copy
 }
 
 impl Attacker {
@@ -160,7 +163,8 @@ impl Attacker {
 
     /// Runs `pvar args…` as the attacker: (status, stdout, stderr).
     fn pvar(&self, dir: &Dir, args: &[&str]) -> (i32, String, String) {
-        output(self.command(dir, &self.pvar).args(args))
+        let pvar = reachable_copy(dir, Path::new(PVAR), "pvar");
+        output(self.command(dir, &pvar).args(args))
     }
 
     /// Runs a shell command line as the attacker; its status.
@@ -626,10 +630,7 @@ fn serve_all_follows_the_processes_of_the_user() {
     assert!(body.contains(&series(a.pid(), 0)), "{body}");
     // Another user's exporting process is not this user's target.
     if let Some(att) = attacker("serve_all_follows_the_processes_of_the_user") {
-        let exe = std::env::temp_dir().join(format!("pvar-attacker-bin-{}", std::process::id()));
-        let fixture = exe.join("attacks-fixture");
-        std::fs::copy(std::env::current_exe().unwrap(), &fixture).unwrap();
-        std::fs::set_permissions(&fixture, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let fixture = reachable_copy(&dir, &std::env::current_exe().unwrap(), "fixture");
         let mut child = att
             .command(&dir, &fixture)
             .args(["--exact", "fixture", "--nocapture", "--test-threads", "1"])

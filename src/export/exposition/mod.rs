@@ -22,7 +22,9 @@
 //! are made valid (every character outside `[A-Za-z0-9_:]` becomes `_`, a
 //! leading digit gets a `_` before it) and can never collide: see
 //! `plan.rs` — no scrape carries two samples of one series, whatever the
-//! names. The description is the `# HELP` text. Inactive variables and
+//! names. The description is the `# HELP` text (without one, the name
+//! and class: `x (LEVEL performance variable, no description)`).
+//! Inactive variables and
 //! bound callback variables (no values) are left out.
 //!
 //! **Histograms.** MPI_T has no histogram class; a histogram is three
@@ -45,6 +47,8 @@ mod plan;
 mod render;
 
 pub use format::Format;
+
+use std::borrow::Cow;
 
 use super::snapshot::{Number, Snapshot, VarSnapshot};
 use crate::vocabulary::datatype::Datatype;
@@ -98,7 +102,7 @@ pub fn write_sources(sources: &[Source<'_>], format: Format) -> String {
             stem: "pvar_export_up".into(),
             shape: Shape::Gauge,
             unit: None,
-            help: "1 if the process's snapshot was read and is fresh, 0 if not",
+            help: "1 if the process's snapshot was read and is fresh, 0 if not".into(),
             class_suffix: "gauge",
             series: Vec::new(),
             samples: vec![Sample {
@@ -129,7 +133,7 @@ fn freshness(plan: &mut Plan<'_>, labels: &[(String, String)], snap: &Snapshot) 
         stem: stem.into(),
         shape: Shape::Gauge,
         unit: Some("seconds"),
-        help,
+        help: help.into(),
         class_suffix: "gauge",
         series: Vec::new(),
         samples: vec![Sample {
@@ -184,6 +188,13 @@ fn variable_item<'a>(
     let (base, series) = split_series(&v.name);
     let shape = shape_of(v);
     let (marked, help) = unit_mark(&v.description);
+    let help = or_default_help(help, || {
+        format!(
+            "{} ({} performance variable, no description)",
+            v.name,
+            v.class.short_name()
+        )
+    });
     let unit = match v.class {
         PvarClass::Timer => Some("seconds"),
         PvarClass::Percentage => Some("ratio"),
@@ -252,6 +263,7 @@ fn variable_item<'a>(
 fn histogram_item<'a>(h: &histogram::Histogram<'a>, labels: &[(String, String)]) -> Item<'a> {
     let (_, series) = split_series(&h.buckets.name);
     let (unit, help) = unit_mark(&h.buckets.description);
+    let help = or_default_help(help, || format!("{} (histogram, no description)", h.stem));
     let mut samples = Vec::new();
     let mut total = 0u64;
     for (n, bound) in h.buckets.values.iter().zip(&h.bounds) {
@@ -288,6 +300,16 @@ fn histogram_item<'a>(h: &histogram::Histogram<'a>, labels: &[(String, String)])
         class_suffix: "histogram",
         series,
         samples,
+    }
+}
+
+/// The description as HELP text, or what the variable is when it has
+/// none (a family without HELP is what `promtool check metrics` reports).
+fn or_default_help<'a>(help: &'a str, default: impl FnOnce() -> String) -> Cow<'a, str> {
+    if help.is_empty() {
+        Cow::Owned(default())
+    } else {
+        Cow::Borrowed(help)
     }
 }
 

@@ -14,6 +14,7 @@
 //! is renamed `exported_<name>`, as Prometheus renames a target's
 //! colliding labels.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::vocabulary::series::{Shape, is_reserved_label, label_name};
@@ -37,7 +38,7 @@ pub(super) struct Item<'a> {
     pub(super) stem: String,
     pub(super) shape: Shape,
     pub(super) unit: Option<&'a str>,
-    pub(super) help: &'a str,
+    pub(super) help: Cow<'a, str>,
     /// Appended to the stem when the name is taken (the class).
     pub(super) class_suffix: &'static str,
     /// The labels of its name (series notation), as written.
@@ -57,7 +58,7 @@ pub(super) struct Family<'a> {
     pub(super) name: String,
     pub(super) shape: Shape,
     pub(super) unit: Option<&'a str>,
-    pub(super) help: &'a str,
+    pub(super) help: Cow<'a, str>,
     pub(super) lines: Vec<Line>,
 }
 
@@ -123,7 +124,7 @@ impl<'a> Plan<'a> {
                         name: family,
                         shape: item.shape,
                         unit: item.unit,
-                        help: item.help,
+                        help: item.help.clone(),
                         lines: Vec::new(),
                     });
                     self.families.len() - 1

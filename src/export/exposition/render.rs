@@ -24,7 +24,7 @@ pub(super) fn families(families: &[Family<'_>], format: Format) -> String {
                 }
                 if !f.help.is_empty() {
                     let _ = write!(out, "# HELP {} ", f.name);
-                    push_escaped(&mut out, f.help);
+                    push_escaped(&mut out, &f.help);
                     out.push('\n');
                 }
             }
@@ -36,7 +36,7 @@ pub(super) fn families(families: &[Family<'_>], format: Format) -> String {
                 };
                 if !f.help.is_empty() {
                     let _ = write!(out, "# HELP {name} ");
-                    push_help_classic(&mut out, f.help);
+                    push_help_classic(&mut out, &f.help);
                     out.push('\n');
                 }
                 let _ = writeln!(out, "# TYPE {name} {kind}");
