@@ -113,9 +113,16 @@ pub(super) struct HistogramSeries {
     buckets: Counter,
     /// The finite upper bounds, increasing (one fewer than the buckets).
     bounds: Box<[f64]>,
+    /// Up to 16 bounds, padded with `+Inf` (never below a finite value):
+    /// counted with a fixed number of compares, which the compiler makes
+    /// vector compares without a branch.
+    few: Option<[f64; FEW]>,
     sum: Aggregate<f64>,
     drops: Arc<Drops>,
 }
+
+/// The most bounds counted without a search.
+const FEW: usize = 16;
 
 impl HistogramSeries {
     pub(super) fn new(
@@ -125,19 +132,31 @@ impl HistogramSeries {
         drops: Arc<Drops>,
     ) -> Self {
         debug_assert_eq!(buckets.count(), bounds.len() + 1);
+        let few = (bounds.len() <= FEW).then(|| {
+            let mut few = [f64::INFINITY; FEW];
+            few[..bounds.len()].copy_from_slice(&bounds);
+            few
+        });
         Self {
             buckets,
             bounds,
+            few,
             sum,
             drops,
         }
     }
 
-    /// The bucket of `value`: the first whose upper bound is at least
-    /// `value` (`le`), else the last.
+    /// The bucket of a finite `value`: the first whose upper bound is at
+    /// least `value` (`le`), else the last — the number of bounds below
+    /// `value`. Counted over the padded bounds when there are few (no
+    /// branch per bound: a binary search mispredicts on values that
+    /// vary), searched beyond.
     #[inline]
     fn bucket(&self, value: f64) -> usize {
-        self.bounds.partition_point(|&b| b < value)
+        match &self.few {
+            Some(few) => few.iter().map(|&b| usize::from(b < value)).sum(),
+            None => self.bounds.partition_point(|&b| b < value),
+        }
     }
 }
 
@@ -158,6 +177,33 @@ impl metrics::HistogramFn for HistogramSeries {
             self.sum.add(value * count as f64);
         } else {
             self.drops.drop_values(count as u64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_counted_as_searched() {
+        let reg = crate::registry::Registry::new();
+        let bounds: Vec<f64> = (0..40).map(|i| f64::from(i) * 0.5).collect();
+        for n in [1, 11, 16, 17, 40] {
+            let b = &bounds[..n];
+            let h = HistogramSeries::new(
+                reg.counter(&format!("b{n}"))
+                    .count(n + 1)
+                    .register()
+                    .unwrap(),
+                b.into(),
+                reg.aggregate::<f64>(&format!("s{n}")).register().unwrap(),
+                Arc::new(Drops::default()),
+            );
+            assert_eq!(h.few.is_some(), n <= FEW);
+            for v in [-1.0, 0.0, 0.25, 0.5, 3.0, 7.75, 19.5, 100.0] {
+                assert_eq!(h.bucket(v), b.partition_point(|&x| x < v), "{n} {v}");
+            }
         }
     }
 }

@@ -22,8 +22,11 @@ const READ_ATTEMPTS: u32 = 200;
 
 /// The export region of another (or this) process, opened read-only.
 ///
-/// What it refuses, and why its work is bounded, is in the
-/// [module documentation](super::super#what-a-reader-trusts).
+/// It refuses a file that is not a regular file of the reader's, private
+/// to it, whose header names the pid and uid asked for; its reads are
+/// bounded by what the file holds (see [`Region::read_payload`]). The
+/// guide (`docs/export.md`, "What a reader can trust") has the whole list
+/// and the threat model.
 #[derive(Debug)]
 pub struct Region {
     file: File,
