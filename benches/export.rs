@@ -31,7 +31,7 @@
 //! |---|---|
 //! | `snapshot` | [`Observer::snapshot`] (kept across iterations, as the exporter does): metadata copied and every cell summed over the thread records |
 //! | `encode` | [`wire::encode`] of that snapshot into a cleared buffer |
-//! | `checksum` | [`region::checksum`](pvar::export::region::checksum) of the encoded payload: the writer computes it once per publish, the reader once per read |
+//! | `checksum` | `pvar::export::testing::checksum` of the encoded payload: the writer computes it once per publish, the reader once per read |
 //! | `publish` | [`Exporter::publish_now`]: snapshot + encode + checksum + `pwrite` to the region (what the exporter thread does per interval) |
 //! | `read_payload` | the reader: [`Region::read_payload`] (header, `pread` of the slot, checksum) on a region file of this process |
 //! | `read` | [`pvar::export::read`]: `read_payload` + [`wire::decode`] |
@@ -383,7 +383,7 @@ fn read_group(c: &mut Criterion) {
             buf.clear();
             wire::encode(&env.snapshot, &mut buf);
             group.bench_function(id("checksum"), |b| {
-                b.iter(|| pvar::export::region::checksum(&buf))
+                b.iter(|| pvar::export::testing::checksum(&buf))
             });
             group.bench_function(id("publish"), |b| b.iter(|| env.exporter.publish_now()));
             group.bench_function(id("read_payload"), |b| {

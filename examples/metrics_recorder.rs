@@ -70,9 +70,18 @@ fn main() {
     );
     for h in &handles {
         let info = reg.pvars().info(h.index()).unwrap();
-        let value = match h.read().unwrap().to_f64()[0] {
-            v if v.fract() == 0.0 => format!("{v}"),
-            v => format!("{v:.6}"),
+        let values = h.read().unwrap().to_f64();
+        let show = |v: f64| {
+            if v.fract() == 0.0 {
+                format!("{v}")
+            } else {
+                format!("{v:.6}")
+            }
+        };
+        // A histogram's buckets: one element per bucket, shown as a list.
+        let value = match values.as_slice() {
+            [v] => show(*v),
+            many => many.iter().map(|v| show(*v)).collect::<Vec<_>>().join(" "),
         };
         println!(
             "{:<34} {:<10} {:>16}  {}",

@@ -25,6 +25,13 @@ if ! python3 -c "import prometheus_client" 2>/dev/null; then
 fi
 # Installed: the tests that parse OpenMetrics text must not skip.
 export PVAR_REQUIRE_PYTHON=1
+# The attack tests (cli/tests/attacks.rs) need a second OS user, which
+# only root can create: required as root (CI runs as root).
+if [[ $(id -u) == 0 || -n "${CI:-}" ]]; then
+    export PVAR_REQUIRE_ATTACKER=1
+else
+    printf '\n*** not root: the attack tests that need a second OS user will be SKIPPED ***\n\n' >&2
+fi
 
 stage "test dependencies: script(1), the pseudo-terminal of the CLI's terminal tests"
 if ! script --version >/dev/null 2>&1; then
@@ -89,6 +96,9 @@ stage "MPI jobs: the interposer, one MPI_T, the cross-rank report (MPICH and Ope
 
 stage "the report's HTML page in a real browser (headless Chromium)"
 ./scripts/browser-tests.sh
+
+stage "Prometheus: a real server scrapes pvar serve; promtool checks the classic format"
+./scripts/prometheus-tests.sh
 
 stage "loom models"
 ./scripts/loom.sh

@@ -122,7 +122,7 @@
 //!    ([`Tool`]);
 //! 7. `registry` — [`Registry`], the composition root;
 //! 8. `export` — snapshots of a registry, the shared-memory region other
-//!    processes read them from (`pvar top <pid>`), OpenMetrics text;
+//!    processes read them from (`pvar top <pid>`), Prometheus text;
 //!    `recorder` (feature `metrics`) — a `metrics` crate recorder;
 //!    `sampler` — the [`Sampler`], a signal-driven sampling tool;
 //! 9. `process` — [`global`], MPI_T init/finalize, the engine's own

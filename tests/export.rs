@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pvar::export::{
-    ExportOptions, Exporter, Number, Region, RegionError, Snapshot, openmetrics, region, wire,
-};
+use pvar::export::exposition::{self, Format};
+use pvar::export::testing::{self, RegionFile};
+use pvar::export::{ExportOptions, Exporter, Number, Region, RegionError, Snapshot, wire};
 use pvar::{BindKind, Callbacks, Datatype, Enumeration, Notify, PvarClass, Registry};
 
 /// One exporter per process: the tests that start one take turns.
@@ -222,12 +222,10 @@ fn every_class_reads_from_the_region_as_in_process() {
     );
     drop(exporter);
     assert!(
-        !dir.join(format!(
-            "pvar.{}.{}",
-            region::effective_uid(),
-            std::process::id()
-        ))
-        .exists()
+        !testing::user_dir(&dir)
+            .unwrap()
+            .join(std::process::id().to_string())
+            .exists()
     );
 }
 
@@ -375,7 +373,7 @@ fn another_process_reads_what_this_one_reads() {
             "the child ended early"
         );
     }
-    let path = region::region_path(&dir, region::effective_uid(), pid);
+    let path = testing::user_dir(&dir).unwrap().join(pid.to_string());
     let mut region = Region::open_path(&path, pid).unwrap();
     region.check_alive().unwrap();
     let outside = pvar::export::read_fresh(&mut region, Duration::from_secs(10)).unwrap();
@@ -424,29 +422,10 @@ fn one_exporter_per_process_and_the_region_goes_with_it() {
 /// Writes a region file at `path` with the header of `pid`/`uid` and one
 /// published slot holding `payload`; returns the payload's offset.
 fn write_region(path: &Path, pid: u32, uid: u32, payload: &[u8], checksum: u64) -> u64 {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    let _ = std::fs::remove_file(path);
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .unwrap();
-    let mut h = vec![0u8; 256];
-    h[..8].copy_from_slice(b"PVAREXP\0");
-    h[8..12].copy_from_slice(&region::REGION_VERSION.to_le_bytes());
-    h[12..16].copy_from_slice(&256u32.to_le_bytes());
-    h[16..20].copy_from_slice(&pid.to_le_bytes());
-    h[20..24].copy_from_slice(&uid.to_le_bytes());
-    h[40..48].copy_from_slice(&1u64.to_le_bytes()); // published: slot 1
-    let at = 64 + 32;
-    h[at..at + 8].copy_from_slice(&2u64.to_le_bytes());
-    h[at + 8..at + 16].copy_from_slice(&4096u64.to_le_bytes());
-    h[at + 16..at + 24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    h[at + 24..at + 32].copy_from_slice(&checksum.to_le_bytes());
-    f.write_all_at(&h, 0).unwrap();
-    f.write_all_at(payload, 4096).unwrap();
-    4096
+    let mut f = RegionFile::with_payload(pid, uid, payload);
+    f.slots[1].3 = checksum;
+    f.write(path).unwrap();
+    testing::FIRST_PAYLOAD
 }
 
 #[test]
@@ -456,12 +435,12 @@ fn bad_regions_are_errors_never_crashes() {
     work(&z);
     let mut payload = Vec::new();
     wire::encode(&Snapshot::take(&z.reg), &mut payload);
-    let (pid, uid) = (std::process::id(), region::effective_uid());
+    let (pid, uid) = (std::process::id(), testing::effective_uid());
     let path = dir.join("region");
     let open = |p: &Path| Region::open_path(p, pid).map(|r| r.with_attempts(2));
 
     // Well-formed: read.
-    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     let snap = pvar::export::read(&mut open(&path).unwrap()).unwrap();
     assert_eq!(snap.variables.len(), Snapshot::take(&z.reg).variables.len());
 
@@ -470,7 +449,7 @@ fn bad_regions_are_errors_never_crashes() {
     write_region(&path, pid, uid, &payload, 1);
     let e = pvar::export::read(&mut open(&path).unwrap()).unwrap_err();
     assert!(matches!(e, RegionError::Inconsistent(_)), "{e}");
-    let offset = write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    let offset = write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     std::fs::OpenOptions::new()
         .write(true)
         .open(&path)
@@ -483,7 +462,7 @@ fn bad_regions_are_errors_never_crashes() {
     // Not a region, another version, a header cut short.
     std::fs::write(&path, b"hello").unwrap();
     assert!(matches!(open(&path), Err(RegionError::Version(_))));
-    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[8] = 99;
     std::fs::write(&path, &bytes).unwrap();
@@ -492,9 +471,9 @@ fn bad_regions_are_errors_never_crashes() {
 
     // Another pid in the header, a symbolic link, a directory, a file
     // open to other users.
-    write_region(&path, pid + 1, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid + 1, uid, &payload, testing::checksum(&payload));
     assert!(matches!(open(&path), Err(RegionError::Refused(_))));
-    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     let link = dir.join("link");
     std::os::unix::fs::symlink(&path, &link).unwrap();
     assert!(matches!(open(&link), Err(RegionError::Refused(_))));
@@ -507,7 +486,7 @@ fn bad_regions_are_errors_never_crashes() {
     assert!(e.to_string().contains("open to other users"), "{e}");
 
     // Another user's region.
-    write_region(&path, pid, uid, &payload, region::checksum(&payload));
+    write_region(&path, pid, uid, &payload, testing::checksum(&payload));
     if uid == 0 {
         let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path; chown has no other
@@ -538,21 +517,22 @@ fn stale_regions_are_reported_and_removed() {
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     let dead = gone.id();
     gone.wait().unwrap();
-    let uid = region::effective_uid();
-    let path = region::region_path(&dir, uid, dead);
-    write_region(&path, dead, uid, b"", region::checksum(b""));
+    let uid = testing::effective_uid();
+    let user_dir = testing::user_dir(&dir).unwrap();
+    let path = user_dir.join(dead.to_string());
+    write_region(&path, dead, uid, b"", testing::checksum(b""));
     let r = Region::open_path(&path, dead).unwrap();
     assert!(matches!(r.check_alive(), Err(RegionError::Stale(_))));
     // A region of a live process that started at another time (its pid
     // reused): stale too.
-    let live = region::region_path(&dir, uid, std::process::id());
-    write_region(&live, std::process::id(), uid, b"", region::checksum(b""));
+    let live = user_dir.join(std::process::id().to_string());
+    write_region(&live, std::process::id(), uid, b"", testing::checksum(b""));
     let mut bytes = std::fs::read(&live).unwrap();
     bytes[24..32].copy_from_slice(&1u64.to_le_bytes()); // started at tick 1
     std::fs::write(&live, bytes).unwrap();
     let r = Region::open_path(&live, std::process::id()).unwrap();
     assert!(matches!(r.check_alive(), Err(RegionError::Stale(_))));
-    assert_eq!(region::remove_stale(&dir, uid), 2);
+    assert_eq!(testing::remove_stale(&dir).unwrap(), 2);
     assert!(!path.exists() && !live.exists());
 }
 
@@ -634,7 +614,7 @@ fn callback_variables_are_bound_and_freed_like_a_handle() {
 fn openmetrics_maps_every_class() {
     let z = zoo();
     work(&z);
-    let text = openmetrics::write(&Snapshot::take(&z.reg));
+    let text = exposition::write(&Snapshot::take(&z.reg), Format::OpenMetrics);
     for line in [
         "# TYPE msgs_sent counter",
         "# HELP msgs_sent messages \\\"sent\\\"\\nper peer",
@@ -702,5 +682,177 @@ fn without_marks_watermarks_publish_their_levels_only() {
         (&[Number::Unsigned(5)][..], None)
     );
     // OpenMetrics then shows the level.
-    assert!(openmetrics::write(&snap).lines().any(|l| l == "hw 5"));
+    assert!(
+        exposition::write(&snap, Format::OpenMetrics)
+            .lines()
+            .any(|l| l == "hw 5")
+    );
+}
+
+#[test]
+fn the_region_is_in_a_private_directory_of_the_user() {
+    let _g = serial();
+    let dir = private_dir("private");
+    let reg = Registry::new();
+    let exporter = Exporter::start(&reg, options(&dir, 50)).unwrap();
+    let user_dir = dir.join(format!("pvar-{}", testing::effective_uid()));
+    assert_eq!(
+        exporter.path(),
+        user_dir.join(std::process::id().to_string())
+    );
+    assert_eq!(exporter.notice(), None);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::symlink_metadata(&user_dir).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o7777, 0o700, "{mode:o}");
+    let listing = testing::list_in(&dir);
+    assert_eq!(listing.regions.len(), 1);
+    assert_eq!(listing.regions[0].pid, std::process::id());
+    assert!(listing.ignored.is_empty());
+    let mut region = testing::open_in(&dir, std::process::id()).unwrap();
+    pvar::export::read(&mut region).unwrap();
+}
+
+/// Plants `what` at `path`: a regular file, a symbolic link to a
+/// directory, a FIFO, a directory open to others.
+fn plant(path: &Path, what: &str) {
+    match what {
+        "file" => std::fs::write(path, b"planted").unwrap(),
+        "symlink" => {
+            let target = path.parent().unwrap().join("target-of-the-link");
+            std::fs::create_dir_all(&target).unwrap();
+            std::os::unix::fs::symlink(&target, path).unwrap();
+        }
+        "fifo" => {
+            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+        }
+        "open directory" => {
+            std::fs::create_dir(path).unwrap();
+            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn something_in_the_way_of_the_user_directory_is_left_alone() {
+    let _g = serial();
+    for what in ["file", "symlink", "fifo"] {
+        let dir = private_dir(&format!("in-the-way-{what}"));
+        let primary = dir.join(format!("pvar-{}", testing::effective_uid()));
+        plant(&primary, what);
+        let reg = Registry::new();
+        reg.counter("c").register().unwrap().add(3);
+        let exporter = Exporter::start(&reg, options(&dir, 50)).unwrap();
+        // The export goes on, in a directory of the user's own, and says
+        // what was in the way and whose it is.
+        let notice = exporter.notice().expect("a notice").to_string();
+        assert!(
+            notice.contains(&primary.display().to_string())
+                && notice.contains(&format!("uid {}", testing::effective_uid()))
+                && notice.contains("is in the way"),
+            "{what}: {notice}"
+        );
+        let fallback = exporter.path().parent().unwrap().to_path_buf();
+        assert_ne!(fallback, primary);
+        let name = fallback.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(
+            name.starts_with(&format!("pvar-{}.", testing::effective_uid())) && name.len() > 20,
+            "{name}"
+        );
+        // Readers find it there and say what they ignored.
+        let mut region = testing::open_in(&dir, std::process::id()).unwrap();
+        let snap = pvar::export::read(&mut region).unwrap();
+        assert_eq!(snap.variable("c").unwrap().values, [Number::Unsigned(3)]);
+        let listing = testing::list_in(&dir);
+        assert_eq!(listing.regions.len(), 1, "{what}: {listing:?}");
+        assert_eq!(listing.ignored.len(), 1, "{what}: {listing:?}");
+        assert_eq!(listing.ignored[0].path, primary);
+        // The next exporter takes the same fallback directory.
+        drop(exporter);
+        let again = Exporter::start(&reg, options(&dir, 50)).unwrap();
+        assert_eq!(again.path().parent().unwrap(), fallback);
+        drop(again);
+        // What was planted is as it was.
+        let meta = std::fs::symlink_metadata(&primary).unwrap();
+        match what {
+            "file" => assert_eq!(std::fs::read(&primary).unwrap(), b"planted"),
+            "symlink" => assert!(meta.file_type().is_symlink()),
+            _ => assert!(std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type())),
+        }
+    }
+    // A directory of the user's that is open to others: readers refuse it,
+    // the next exporter makes it private.
+    let dir = private_dir("in-the-way-open");
+    let primary = dir.join(format!("pvar-{}", testing::effective_uid()));
+    plant(&primary, "open directory");
+    let listing = testing::list_in(&dir);
+    assert!(
+        listing.ignored[0].why.contains("open to other users"),
+        "{listing:?}"
+    );
+    let exporter = Exporter::start(&Registry::new(), options(&dir, 50)).unwrap();
+    assert_eq!(exporter.path().parent().unwrap(), primary);
+    assert_eq!(exporter.notice(), None);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&primary).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o700);
+}
+
+#[test]
+fn a_claim_the_file_does_not_hold_is_refused_at_once() {
+    let dir = private_dir("claims");
+    let (pid, uid) = (std::process::id(), testing::effective_uid());
+    let path = dir.join("region");
+    // A slot claiming 256 MiB (the most a reader accepts) in a file of
+    // that size that holds 4 KiB: the rest is a hole.
+    let claim = testing::MAX_PAYLOAD;
+    let f = RegionFile {
+        pid,
+        uid,
+        published: 1,
+        slots: [(0, 0, 0, 0), (2, testing::FIRST_PAYLOAD, claim, 1)],
+        data: vec![(testing::FIRST_PAYLOAD, vec![7; 16])],
+        size: Some(testing::FIRST_PAYLOAD + claim),
+        ..RegionFile::default()
+    };
+    f.write(&path).unwrap();
+    let e = pvar::export::read(&mut Region::open_path(&path, pid).unwrap()).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, RegionError::Inconsistent(_)), "{text}");
+    assert!(text.contains("holds no data"), "{text}");
+    // Refused, not tried again 200 times.
+    assert!(!text.contains("attempts"), "{text}");
+    // More than a reader accepts, and past the end of the file.
+    for (len, size, why) in [
+        (claim + 1, None, "more than"),
+        (
+            1 << 20,
+            Some(testing::FIRST_PAYLOAD + 100),
+            "outside the region",
+        ),
+    ] {
+        let f = RegionFile {
+            slots: [(0, 0, 0, 0), (2, testing::FIRST_PAYLOAD, len, 1)],
+            size,
+            ..f.clone()
+        };
+        f.write(&path).unwrap();
+        let e = pvar::export::read(&mut Region::open_path(&path, pid).unwrap()).unwrap_err();
+        assert!(e.to_string().contains(why), "{e}");
+    }
+    // A payload that is there but does not match its checksum: one read,
+    // no retry.
+    let mut f = RegionFile::with_payload(pid, uid, &[1; 4096]);
+    f.slots[1].3 ^= 1;
+    f.write(&path).unwrap();
+    let e = pvar::export::read(&mut Region::open_path(&path, pid).unwrap()).unwrap_err();
+    assert!(
+        e.to_string().contains("checksum mismatch") && !e.to_string().contains("attempts"),
+        "{e}"
+    );
 }

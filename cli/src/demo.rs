@@ -106,7 +106,17 @@ fn start_export(reg: &Registry) -> (Option<pvar::export::Exporter>, String) {
     let options = pvar::export::ExportOptions::with_env();
     let pid = std::process::id();
     match pvar::export::Exporter::start(reg, options) {
-        Ok(e) => (Some(e), format!("exporting: pvar top {pid}")),
+        Ok(e) => {
+            let line = match e.notice() {
+                // Another user's file or directory has the name of ours.
+                Some(n) => format!(
+                    "exporting: pvar top {pid} (note: {})",
+                    crate::format::terminal_safe(n)
+                ),
+                None => format!("exporting: pvar top {pid}"),
+            };
+            (Some(e), line)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             (None, format!("exporting (PVAR_EXPORT): pvar top {pid}"))
         }

@@ -36,10 +36,11 @@ enum Command {
     ///
     /// The process must export its variables: `PVAR_EXPORT=1` in its
     /// environment (for `pvar::global()`), or `pvar::export::Exporter::start`
-    /// in its code; `pvar demo` does by default. Regions live in
-    /// `PVAR_EXPORT_DIR` (default `/dev/shm`); only the same user's are read.
-    /// Exit status 1 if the process has no region, it is refused (another
-    /// owner, open permissions) or stale (the process is gone).
+    /// in its code; `pvar demo` does by default. Regions live in a
+    /// directory private to the user inside `PVAR_EXPORT_DIR` (default
+    /// `/dev/shm/pvar-<uid>`); only the same user's are read. Exit status 1
+    /// if the process has no region, it is refused (another owner, open
+    /// permissions), unreadable or stale (the process is gone).
     Read(outside::read::Args),
     /// Watch another process's variables live: values, rates per second,
     /// watermark marks, arrays and bound instances.
@@ -54,21 +55,31 @@ enum Command {
     /// the busy fraction summed over threads). When the process ends,
     /// prints "process <pid> ended" and exits with status 0.
     Top(outside::top::Args),
-    /// Print one snapshot of another process as OpenMetrics text (or the
-    /// JSON of `pvar read --json`).
-    Export(outside::export::Args),
-    /// Serve another process's variables to Prometheus over HTTP.
+    /// Print one snapshot of another process as OpenMetrics text, the
+    /// classic Prometheus text format, or the JSON of `pvar read --json`.
     ///
-    /// GET /metrics answers the OpenMetrics text of the newest snapshot
-    /// (at most one export interval old); GET / a page pointing to it;
-    /// other paths 404, other methods 405, malformed requests 400, a
-    /// request head not received within 5 s 408. One connection at a time,
-    /// one request per connection. The first line printed is
-    /// "listening on http://ADDR/metrics" with the address actually bound
-    /// (so --listen 127.0.0.1:0 picks a free port). When the process ends
+    /// On a terminal, control characters in names and values are shown
+    /// escaped; into a pipe or a file the text is exact.
+    Export(outside::export::Args),
+    /// Serve another process's variables (or, with --all, those of every
+    /// process of this user that exports) to Prometheus over HTTP.
+    ///
+    /// GET /metrics answers the newest snapshot as OpenMetrics or as the
+    /// classic text format, as the Accept header asks (Prometheus gets
+    /// OpenMetrics, curl the classic format); with a pid, 503 once the
+    /// snapshot is older than --max-age (default 5 publishing intervals,
+    /// at least 2 s: a stopped process shows as down). Every exposition
+    /// carries pvar_export_snapshot_age_seconds. GET / a page pointing to
+    /// it; other paths 404, other methods 405, malformed requests 400, a
+    /// request head not received within 5 s 408. Connections are served
+    /// concurrently (slow clients hold up no scrape), one request per
+    /// connection. The first line printed is "listening on
+    /// http://ADDR/metrics" with the address actually bound (so --listen
+    /// 127.0.0.1:0 picks a free port). With a pid, when the process ends
     /// (checked every 0.5 s and at every scrape), a scrape in progress gets
     /// 503, "process <pid> ended" is printed and the server exits with
-    /// status 0.
+    /// status 0. With --all, series carry pid, program and rank labels and
+    /// the server runs until stopped.
     Serve(outside::serve::Args),
     /// The cross-rank report of an MPI job: an HTML page of a JSON report
     /// (`html`), or what the report costs at a given number of ranks
@@ -101,7 +112,8 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("pvar: {e}");
+            // Messages can carry names from other processes.
+            eprintln!("pvar: {}", format::terminal_safe(&e.to_string()));
             std::process::ExitCode::FAILURE
         }
     }

@@ -139,7 +139,15 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
 }
 
 fn euid() -> u32 {
-    pvar::export::region::effective_uid()
+    pvar::export::testing::effective_uid()
+}
+
+/// Where the region of `pid` is in the private export directory `dir`:
+/// the user's own directory `pvar-<uid>` in it.
+fn region_path(dir: &Dir, pid: u32) -> PathBuf {
+    dir.path()
+        .join(format!("pvar-{}", euid()))
+        .join(pid.to_string())
 }
 
 /// Starts `pvar demo` for `seconds` with 2 workers, exporting into `dir`,
@@ -150,7 +158,7 @@ fn demo(dir: &Dir, seconds: &str) -> Proc {
         "demo",
         &["demo", "--json", "--threads", "2", "--duration", seconds],
     );
-    let region = dir.path().join(format!("pvar.{}.{}", euid(), d.pid()));
+    let region = region_path(dir, d.pid());
     wait_for("the demo's export region", || region.exists());
     d
 }
@@ -356,7 +364,7 @@ fn read_shows_the_demo_variables() {
         d.stderr()
     );
     // It removed its region on the way out.
-    assert!(!dir.path().join(format!("pvar.{}.{pid}", euid())).exists());
+    assert!(!region_path(&dir, d.pid()).exists());
 }
 
 /// The frames of `pvar top --plain` output.
@@ -467,6 +475,26 @@ fn export_is_openmetrics_that_prometheus_parses() {
     assert!(text.ends_with("# EOF\n"), "{text}");
     assert!(text.contains("# TYPE demo_msgs_sent counter\n"), "{text}");
     check_demo_families(&text);
+    // The classic format, as promtool and the Pushgateway read it.
+    let classic = ok(&dir, &["export", &pid, "--format", "prometheus"]);
+    assert!(
+        classic.contains("# TYPE demo_msgs_sent_total counter\n")
+            && classic.contains("# TYPE demo_worker_state gauge\n")
+            && !classic.contains("# EOF"),
+        "{classic}"
+    );
+    if let Some(families) = openmetrics_parser::classic_families(&classic) {
+        let kind = |n: &str| {
+            families
+                .iter()
+                .find(|f| f.name == n)
+                .map(|f| f.kind.clone())
+                .unwrap_or_else(|| panic!("no {n} in {families:?}"))
+        };
+        assert_eq!(kind("demo_msgs_sent"), "counter");
+        assert_eq!(kind("demo_queue_depth"), "gauge");
+        assert_eq!(kind("demo_send_time_seconds"), "counter");
+    }
     let doc = json(&ok(&dir, &["export", &pid, "--format", "json"]));
     assert_eq!(doc["schema"], "pvar.snapshot.v1");
     assert_eq!(
@@ -531,15 +559,39 @@ fn serve_answers_scrapes_over_http() {
         "{url}"
     );
 
+    // What Prometheus asks for: OpenMetrics.
+    let (status, headers, body) = http(
+        url,
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: application/openmetrics-text;version=1.0.0,\
+          text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\n\r\n",
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        headers["content-type"],
+        pvar::export::exposition::Format::OpenMetrics.content_type()
+    );
+    assert_eq!(headers["content-length"], body.len().to_string());
+    assert!(body.ends_with("# EOF\n"));
+    assert!(
+        body.contains("\npvar_export_snapshot_age_seconds "),
+        "{body}"
+    );
+    check_demo_families(&body);
+    // No Accept header (curl, the Pushgateway's tools): the classic format.
     let (status, headers, body) = http(url, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         headers["content-type"],
-        pvar::export::openmetrics::CONTENT_TYPE
+        pvar::export::exposition::Format::Prometheus.content_type()
     );
-    assert_eq!(headers["content-length"], body.len().to_string());
-    assert!(body.ends_with("# EOF\n"));
-    check_demo_families(&body);
+    assert!(
+        !body.contains("# EOF") && !body.contains("# UNIT"),
+        "{body}"
+    );
+    assert!(
+        body.contains("# TYPE demo_msgs_sent_total counter\n"),
+        "{body}"
+    );
 
     let (status, _, body) = http(url, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_eq!(status, 200);
@@ -615,7 +667,8 @@ fn errors_are_clear_and_exit_1() {
     assert!(stderr.contains("does not export"), "{stderr}");
 
     // A region open to other users is refused, whoever we are.
-    let path = dir.path().join(format!("pvar.{}.{me}", euid()));
+    let user_dir = pvar::export::testing::user_dir(dir.path()).unwrap();
+    let path = user_dir.join(&me);
     std::fs::write(&path, [0u8; 256]).unwrap();
     set_mode(&path, 0o644);
     let (code, _, stderr) = pvar(&dir, &["read", &me]);

@@ -1,6 +1,6 @@
 //! Seen from outside the process: snapshots of a registry's variables, a
 //! shared-memory region another process reads them from, and the
-//! OpenMetrics text a Prometheus server scrapes.
+//! OpenMetrics or classic text a Prometheus server scrapes.
 //!
 //! MPI_T is an in-process interface. To let `pvar top <pid>` (and
 //! `pvar read`, `pvar export`, `pvar serve`) see a running process's
@@ -8,8 +8,9 @@
 //! for the global registry, or [`Exporter::start`] for any registry — and
 //! an exporter thread publishes a [`Snapshot`] every interval (200 ms by
 //! default, `PVAR_EXPORT_INTERVAL_MS`) in a file under `/dev/shm` owned by
-//! the process's user, mode 0600, removed when the exporter stops or the
-//! process exits, and removed as stale by the next exporter if the
+//! the process's user, mode 0600, in a directory of the user's, mode
+//! 0700 (`/dev/shm/pvar-<uid>/<pid>`), removed when the exporter stops or
+//! the process exits, and removed as stale by the next exporter if the
 //! process was killed.
 //!
 //! - [`Snapshot`] (variables with metadata and values,
@@ -19,9 +20,11 @@
 //!   its decoder, which treats its input as hostile;
 //! - [`Region`]: the file — a seqlock over two slots, written and read
 //!   with `pwrite`/`pread` — with the reader's ownership and staleness
-//!   checks;
+//!   checks and work bounded by what the file holds; [`list_exporting`]:
+//!   the processes of this user that export;
 //! - the exporter thread ([`Exporter`]);
-//! - [`openmetrics`]: a snapshot as OpenMetrics text.
+//! - [`exposition`]: snapshots as OpenMetrics or classic Prometheus
+//!   text, with names that cannot collide.
 //!
 //! **The update path is unchanged**: nothing a component calls knows an
 //! exporter exists. The exporter reads variables as a tool does — a
@@ -45,18 +48,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod openmetrics;
+pub mod exposition;
 mod publisher;
-// The file format's internals (the writer, header parsing, the checksum,
-// process discovery) for the CLI, tests and fuzzing; not API: readers use
-// [`Region`] and [`RegionError`] from here.
-#[doc(hidden)]
-pub mod region;
+mod region;
 pub(crate) mod snapshot;
 pub mod wire;
 
 pub use publisher::{DEFAULT_INTERVAL, ExportOptions, Exporter, leak_for_process};
-pub use region::{Region, RegionError};
+pub use region::{
+    Ignored, Listed, Listing, Region, RegionError, RegionHeader, list_exporting, process_runs,
+};
+
+/// Hooks for tests and fuzzing that craft region files, hostile ones
+/// included, where readers look. Not API.
+#[doc(hidden)]
+pub mod testing {
+    pub use super::region::testing::*;
+}
 pub use snapshot::{
     CategorySnapshot, EnumSnapshot, Number, Observer, ProcessInfo, Snapshot, VarSnapshot,
 };

@@ -10,6 +10,7 @@ use super::wire;
 use crate::registry::Registry;
 use crate::sync::Ordering;
 use crate::sync::unmodelled::{Arc, AtomicBool, AtomicU64, Mutex};
+use std::os::fd::OwnedFd;
 
 /// The publishing interval when none is given: 200 ms
 /// (`PVAR_EXPORT_INTERVAL_MS` overrides it for the global registry).
@@ -24,7 +25,11 @@ static EXPORTING: AtomicBool = AtomicBool::new(false);
 pub struct ExportOptions {
     /// Time between snapshots (at least 1 ms).
     pub interval: Duration,
-    /// The directory of the region file (default [`export_dir`]).
+    /// The export directory (default `$PVAR_EXPORT_DIR`, else `/dev/shm`,
+    /// else the temporary directory). The region goes in the user's
+    /// private directory inside it, `pvar-<uid>` (mode 0700), made if
+    /// missing; if another user has put something under that name, in a
+    /// fallback directory of the user's (see [`Exporter::notice`]).
     pub dir: PathBuf,
     /// Follow every watermark's mark since export began (default `true`;
     /// `PVAR_EXPORT_MARKS=0` turns it off). The exporter then holds one
@@ -147,6 +152,7 @@ pub struct Exporter {
     thread: Option<std::thread::JoinHandle<()>>,
     path: PathBuf,
     interval: Duration,
+    notice: Option<String>,
 }
 
 impl std::fmt::Debug for Exporter {
@@ -171,14 +177,15 @@ impl Exporter {
             ));
         }
         let interval = options.interval.max(Duration::from_millis(1));
-        let writer = match RegionWriter::create(&options.dir, interval.as_nanos() as u64) {
+        let (writer, notice) = match RegionWriter::create(&options.dir, interval.as_nanos() as u64)
+        {
             Ok(w) => w,
             Err(e) => {
                 EXPORTING.store(false, Ordering::Release);
                 return Err(e);
             }
         };
-        let path = writer.path().to_path_buf();
+        let path = writer.path();
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             published: AtomicU64::new(0),
@@ -202,12 +209,22 @@ impl Exporter {
             thread: Some(thread),
             path,
             interval,
+            notice,
         })
     }
 
     /// The region's file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Set when the user's directory `pvar-<uid>` could not be used
+    /// because something else has that name (another user's directory,
+    /// a file, a link): what is in the way, its owner, and the fallback
+    /// directory used instead. Readers of the same user find the region
+    /// there all the same; the global registry's exporter prints it.
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
     }
 
     /// The publishing interval.
@@ -279,15 +296,15 @@ fn run(shared: &Shared, interval: Duration) {
     }
 }
 
-/// Removes the region of the exporter that [`leak_for_process`] keeps:
-/// run at process exit.
-static LEAKED_PATH: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// The region of the exporter that [`leak_for_process`] keeps, removed at
+/// process exit: its directory and name.
+static LEAKED: Mutex<Option<(OwnedFd, std::ffi::CString)>> = Mutex::new(None);
 
 extern "C" fn remove_leaked_region() {
-    if let Ok(g) = LEAKED_PATH.lock()
-        && let Some(p) = g.as_ref()
+    if let Ok(g) = LEAKED.lock()
+        && let Some((dir, name)) = g.as_ref()
     {
-        let _ = std::fs::remove_file(p);
+        super::region::unlink_in(dir, name);
     }
 }
 
@@ -297,8 +314,9 @@ extern "C" fn remove_leaked_region() {
 /// the next exporter of the same user removes it, and readers call it
 /// stale.
 pub fn leak_for_process(exporter: Exporter) {
-    if let Ok(mut g) = LEAKED_PATH.lock() {
-        *g = Some(exporter.path().to_path_buf());
+    let removal = lock(&exporter.shared.work).writer.removal();
+    if let (Ok(mut g), Ok(r)) = (LEAKED.lock(), removal) {
+        *g = Some(r);
     }
     std::mem::forget(exporter);
     // SAFETY: registers a plain `extern "C" fn()` with no captured state;

@@ -75,7 +75,12 @@ pub fn global() -> &'static Registry {
 fn export_from_env(reg: &Registry) {
     if let Some(options) = crate::export::ExportOptions::from_env() {
         match crate::export::Exporter::start(reg, options) {
-            Ok(e) => crate::export::leak_for_process(e),
+            Ok(e) => {
+                if let Some(n) = e.notice() {
+                    eprintln!("pvar: {n}");
+                }
+                crate::export::leak_for_process(e)
+            }
             Err(e) => eprintln!("pvar: PVAR_EXPORT is set but exporting failed: {e}"),
         }
     }

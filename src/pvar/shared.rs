@@ -34,6 +34,22 @@ impl SharedRef {
         assert!(i < self.storage.count, "pvar element {i} out of range");
         self.storage.to_output(self.storage.current(i))
     }
+
+    /// Replaces element `i`'s bits by `f(bits)` with a compare-and-swap
+    /// loop on its one shared atomic (lock-free; other threads' updates
+    /// of the element are never lost).
+    #[inline]
+    fn update(&self, i: usize, f: impl Fn(u64) -> u64) {
+        if ENABLED && let Backing::Shared { values } = &self.storage.backing {
+            let cell = &values[i];
+            let mut old = cell.load(Ordering::Relaxed);
+            while let Err(now) =
+                cell.compare_exchange_weak(old, f(old), Ordering::Relaxed, Ordering::Relaxed)
+            {
+                old = now;
+            }
+        }
+    }
 }
 
 macro_rules! shared_common {
@@ -138,6 +154,18 @@ shared_handle! {
     /// Async-signal-safe: yes, every method (one atomic store or load per
     /// element; no per-thread state to prepare).
     Generic<T: Value> Generic
+}
+
+impl Generic<f64> {
+    /// Adds `x` to element 0: a compare-and-swap loop on the shared value
+    /// (what the `metrics` recorder's gauges do for `increment` and
+    /// `decrement`).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    #[inline]
+    pub(crate) fn add(&self, x: f64) {
+        self.core
+            .update(0, move |bits| (f64::from_bits(bits) + x).to_bits());
+    }
 }
 
 /// A STATE: one of a set of discrete states (`MPI_INT`), usually described

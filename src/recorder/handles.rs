@@ -2,7 +2,7 @@
 //! pvar component handles, behind the `Arc` a `metrics::Counter` /
 //! `Gauge` / `Histogram` holds.
 
-use crate::pvar::{Aggregate, Counter, Level};
+use crate::pvar::{Aggregate, Counter, Generic};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// What handles count outside the variables: values refused.
@@ -65,15 +65,15 @@ impl metrics::CounterFn for CounterSeries {
     }
 }
 
-/// A gauge series: a pvar LEVEL of `f64`.
+/// A gauge series: a pvar GENERIC of `f64` (it keeps its sign).
 pub(super) struct GaugeSeries {
-    level: Level<f64>,
+    value: Generic<f64>,
     drops: Arc<Drops>,
 }
 
 impl GaugeSeries {
-    pub(super) fn new(level: Level<f64>, drops: Arc<Drops>) -> Self {
-        Self { level, drops }
+    pub(super) fn new(value: Generic<f64>, drops: Arc<Drops>) -> Self {
+        Self { value, drops }
     }
 }
 
@@ -81,7 +81,7 @@ impl metrics::GaugeFn for GaugeSeries {
     #[inline]
     fn increment(&self, value: f64) {
         if value.is_finite() {
-            self.level.add(value);
+            self.value.add(value);
         } else {
             self.drops.drop_values(1);
         }
@@ -90,32 +90,73 @@ impl metrics::GaugeFn for GaugeSeries {
     #[inline]
     fn decrement(&self, value: f64) {
         if value.is_finite() {
-            self.level.sub(value);
+            self.value.add(-value);
         } else {
             self.drops.drop_values(1);
         }
     }
 
+    #[inline]
     fn set(&self, value: f64) {
         if value.is_finite() {
-            self.level.set(value);
+            self.value.set(value);
         } else {
             self.drops.drop_values(1);
         }
     }
 }
 
-/// A histogram series: a pvar COUNTER of values recorded and an AGGREGATE
-/// of `f64`, their sum.
+/// A histogram series: a pvar COUNTER with one element per bucket (the
+/// last for values above every bound) and an AGGREGATE of `f64`, the sum
+/// of the values.
 pub(super) struct HistogramSeries {
-    count: Counter,
+    buckets: Counter,
+    /// The finite upper bounds, increasing (one fewer than the buckets).
+    bounds: Box<[f64]>,
+    /// Up to 16 bounds, padded with `+Inf` (never below a finite value):
+    /// counted with a fixed number of compares, which the compiler makes
+    /// vector compares without a branch.
+    few: Option<[f64; FEW]>,
     sum: Aggregate<f64>,
     drops: Arc<Drops>,
 }
 
+/// The most bounds counted without a search.
+const FEW: usize = 16;
+
 impl HistogramSeries {
-    pub(super) fn new(count: Counter, sum: Aggregate<f64>, drops: Arc<Drops>) -> Self {
-        Self { count, sum, drops }
+    pub(super) fn new(
+        buckets: Counter,
+        bounds: Box<[f64]>,
+        sum: Aggregate<f64>,
+        drops: Arc<Drops>,
+    ) -> Self {
+        debug_assert_eq!(buckets.count(), bounds.len() + 1);
+        let few = (bounds.len() <= FEW).then(|| {
+            let mut few = [f64::INFINITY; FEW];
+            few[..bounds.len()].copy_from_slice(&bounds);
+            few
+        });
+        Self {
+            buckets,
+            bounds,
+            few,
+            sum,
+            drops,
+        }
+    }
+
+    /// The bucket of a finite `value`: the first whose upper bound is at
+    /// least `value` (`le`), else the last — the number of bounds below
+    /// `value`. Counted over the padded bounds when there are few (no
+    /// branch per bound: a binary search mispredicts on values that
+    /// vary), searched beyond.
+    #[inline]
+    fn bucket(&self, value: f64) -> usize {
+        match &self.few {
+            Some(few) => few.iter().map(|&b| usize::from(b < value)).sum(),
+            None => self.bounds.partition_point(|&b| b < value),
+        }
     }
 }
 
@@ -123,7 +164,7 @@ impl metrics::HistogramFn for HistogramSeries {
     #[inline]
     fn record(&self, value: f64) {
         if value.is_finite() {
-            self.count.inc();
+            self.buckets.inc_at(self.bucket(value));
             self.sum.add(value);
         } else {
             self.drops.drop_values(1);
@@ -132,10 +173,37 @@ impl metrics::HistogramFn for HistogramSeries {
 
     fn record_many(&self, value: f64, count: usize) {
         if value.is_finite() {
-            self.count.add(count as u64);
+            self.buckets.add_at(self.bucket(value), count as u64);
             self.sum.add(value * count as f64);
         } else {
             self.drops.drop_values(count as u64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_counted_as_searched() {
+        let reg = crate::registry::Registry::new();
+        let bounds: Vec<f64> = (0..40).map(|i| f64::from(i) * 0.5).collect();
+        for n in [1, 11, 16, 17, 40] {
+            let b = &bounds[..n];
+            let h = HistogramSeries::new(
+                reg.counter(&format!("b{n}"))
+                    .count(n + 1)
+                    .register()
+                    .unwrap(),
+                b.into(),
+                reg.aggregate::<f64>(&format!("s{n}")).register().unwrap(),
+                Arc::new(Drops::default()),
+            );
+            assert_eq!(h.few.is_some(), n <= FEW);
+            for v in [-1.0, 0.0, 0.25, 0.5, 3.0, 7.75, 19.5, 100.0] {
+                assert_eq!(h.bucket(v), b.partition_point(|&x| x < v), "{n} {v}");
+            }
         }
     }
 }

@@ -15,9 +15,9 @@ use crate::vocabulary::series;
 /// the values escaped as in OpenMetrics (`\\`, `\"`, `\n`).
 ///
 /// This is the name under which [`PvarRecorder`](super::PvarRecorder)
-/// registers a counter or gauge series (a histogram's two variables are
-/// `series_name("<name>_count", labels)` and `series_name("<name>_sum",
-/// labels)`), so a tool or a test can find it with
+/// registers a counter or gauge series (a histogram's three variables are
+/// `series_name("<name>_bucket", labels)`, `…_le` and `…_sum`), so a
+/// tool or a test can find it with
 /// [`Pvars::index`](crate::Pvars::index).
 ///
 /// ```
@@ -58,7 +58,7 @@ pub fn series_name<'a>(name: &str, labels: impl IntoIterator<Item = (&'a str, &'
 }
 
 /// The series name of a `metrics` key, with `suffix` appended to its
-/// metric name (`""`, `"_count"`, `"_sum"`).
+/// metric name (`""`, `"_bucket"`, `"_le"`, `"_sum"`).
 pub(super) fn key_series(key: &metrics::Key, suffix: &str) -> String {
     let name = format!("{}{suffix}", key.name());
     series_name(&name, key.labels().map(|l| (l.key(), l.value())))

@@ -47,6 +47,67 @@ pub fn terminal_safe(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` made safe for a terminal line by line: each line as
+/// [`terminal_safe`] makes it, the line feeds between them kept (for
+/// output that is lines of text, such as an exposition).
+pub fn terminal_safe_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && unsafe_char(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&terminal_safe(line));
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text (`serde_json`'s output) with the characters a terminal acts
+/// on that JSON leaves raw — C1 controls, DEL, bidirectional overrides —
+/// written as `\uXXXX` escapes: the same JSON value, safe on a terminal.
+/// (C0 controls are escaped by `serde_json` already.)
+pub fn json_safe(json: String) -> String {
+    // Below DEL: `serde_json` escapes them in strings, and outside strings
+    // they are the document's own line feeds and spaces.
+    let raw = |c: char| unsafe_char(c) && c >= '\x7f';
+    if !json.chars().any(raw) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if raw(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `s` escaped for HTML text and attribute values: `&`, `<`, `>`, `"`
+/// and `'` as character references, and controls as visible escapes (as
+/// [`terminal_safe`] shows them), so that a name from another process
+/// can neither add markup nor end an attribute.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in terminal_safe(s).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The columns `s` takes on a terminal, counted in characters (what the
 /// tables align by; names here are ASCII in practice, and a wide
 /// character only shifts its own row).
@@ -96,6 +157,41 @@ mod tests {
             terminal_safe("\0\x08\x0c"),
         ] {
             assert!(!out.chars().any(unsafe_char), "{out:?}");
+        }
+    }
+
+    #[test]
+    fn lines_keep_their_line_feeds() {
+        assert_eq!(terminal_safe_lines("a\nb\n"), "a\nb\n");
+        assert!(matches!(terminal_safe_lines("a\nb\n"), Cow::Borrowed(_)));
+        assert_eq!(
+            terminal_safe_lines("x{p=\"\x1b]0;t\x07\"} 1\ny 2\n"),
+            "x{p=\"\\x1b]0;t\\x07\"} 1\ny 2\n"
+        );
+    }
+
+    #[test]
+    fn json_stays_json_without_terminal_controls() {
+        let raw = serde_json::to_string("a\u{9b}31m\u{202e}b\x7f\x1b").unwrap();
+        let safe = json_safe(raw.clone());
+        assert!(!safe.chars().any(unsafe_char), "{safe:?}");
+        let back: String = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, "a\u{9b}31m\u{202e}b\x7f\x1b");
+        assert_eq!(json_safe("\"plain\"".into()), "\"plain\"");
+        assert_eq!(json_safe("[\n  1\n]".into()), "[\n  1\n]");
+    }
+
+    #[test]
+    fn html_has_no_markup_left() {
+        assert_eq!(html_escape("plain"), "plain");
+        assert_eq!(
+            html_escape("<script>alert('x')</script>&\"q\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;q&quot;"
+        );
+        assert_eq!(html_escape("a\x1b[2J"), "a\\x1b[2J");
+        for s in ["<b>", "\"onload=\"", "x'y", "&amp;"] {
+            let e = html_escape(s);
+            assert!(!e.contains(['<', '>', '"', '\'']), "{e}");
         }
     }
 

@@ -204,9 +204,12 @@ pub fn snapshot(snap: &Snapshot) -> SnapshotJson<'_> {
     }
 }
 
-/// `snap` as one pretty-printed JSON document.
+/// `snap` as one pretty-printed JSON document (characters a terminal
+/// would act on written as `\uXXXX`, see `format::json_safe`).
 pub fn to_string(snap: &Snapshot) -> String {
-    serde_json::to_string_pretty(&snapshot(snap)).expect("a snapshot serialises")
+    crate::format::json_safe(
+        serde_json::to_string_pretty(&snapshot(snap)).expect("a snapshot serialises"),
+    )
 }
 
 #[cfg(test)]

@@ -14,8 +14,9 @@
 //! - `read`: one snapshot as a table or JSON, or the list of processes
 //!   that export;
 //! - `top`: the live view;
-//! - `export`: one snapshot as OpenMetrics text or JSON;
-//! - `serve`: a minimal HTTP server for Prometheus scrapes.
+//! - `export`: one snapshot as OpenMetrics or Prometheus text, or JSON;
+//! - `serve`: an HTTP server for Prometheus scrapes, of one process or
+//!   of every process of the user.
 
 pub mod export;
 pub mod json;

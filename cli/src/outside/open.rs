@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use pvar::export::region::{effective_uid, export_dir, process_start_time};
-use pvar::export::{Region, RegionError, Snapshot};
+use pvar::export::{Listing, Region, RegionError, Snapshot, list_exporting, process_runs};
+
+use crate::format::terminal_safe;
 
 /// The commands' result: an error is printed as `pvar: <message>` and
 /// the exit status is 1.
@@ -34,11 +35,22 @@ pub fn read(region: &mut Region, pid: u32, fresh: bool) -> Res<Snapshot> {
     r.map_err(|e| describe(pid, e))
 }
 
-/// A region error as a message about process `pid`.
+/// The caller's effective uid.
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// A region error as a message about process `pid` (made safe for a
+/// terminal: paths and reasons can carry names from other processes).
 pub fn describe(pid: u32, e: RegionError) -> Box<dyn std::error::Error> {
+    terminal_safe(&describe_text(pid, e)).into_owned().into()
+}
+
+fn describe_text(pid: u32, e: RegionError) -> String {
     match e {
         RegionError::NotFound(path) => {
-            let why = if process_start_time(pid).is_none() {
+            let why = if !process_runs(pid) {
                 "there is no such process".to_string()
             } else {
                 format!(
@@ -49,14 +61,17 @@ pub fn describe(pid: u32, e: RegionError) -> Box<dyn std::error::Error> {
                     path.parent().unwrap_or(&path).display()
                 )
             };
-            format!(
+            let mut text = format!(
                 "process {pid}: no export region at {}: {why}",
                 path.display()
-            )
-            .into()
+            );
+            for i in list_exporting().ignored {
+                text.push_str(&format!("; ignored {i}"));
+            }
+            text
         }
-        RegionError::Closed => format!("process {pid} stopped exporting").into(),
-        other => format!("process {pid}: {other}").into(),
+        RegionError::Closed => format!("process {pid} stopped exporting"),
+        other => format!("process {pid}: {other}"),
     }
 }
 
@@ -92,11 +107,10 @@ pub fn ended_message(region: &Region, pid: u32) -> String {
     }
 }
 
-/// The regions of this user in the export directory: `(pid, path)`.
-pub fn list_regions() -> (std::path::PathBuf, Vec<(u32, std::path::PathBuf)>) {
-    let dir = export_dir();
-    let regions = pvar::export::region::list_regions_of(&dir, effective_uid());
-    (dir, regions)
+/// The regions of this user in the export directory, and what was
+/// ignored there.
+pub fn list_regions() -> Listing {
+    list_exporting()
 }
 
 #[cfg(test)]

@@ -66,11 +66,16 @@ struct Exporting {
 }
 
 fn list(as_json: bool) -> Res<()> {
-    let (dir, regions) = super::open::list_regions();
-    let found: Vec<Exporting> = regions
-        .into_iter()
-        .map(|(pid, path)| {
-            let read = super::open(pid).and_then(|mut r| super::read(&mut r, pid, false));
+    let listing = super::open::list_regions();
+    let found: Vec<Exporting> = listing
+        .regions
+        .iter()
+        .map(|l| {
+            let (pid, path) = (l.pid, &l.path);
+            let read = pvar::export::Region::open_path(path, pid)
+                .and_then(|r| r.check_alive().map(|()| r))
+                .map_err(|e| super::open::describe(pid, e))
+                .and_then(|mut r| super::read(&mut r, pid, false));
             let (program, variables, age, error) = match read {
                 Ok(s) => (
                     Some(s.process.program.clone()),
@@ -91,15 +96,23 @@ fn list(as_json: bool) -> Res<()> {
         })
         .collect();
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&found)?);
+        println!(
+            "{}",
+            crate::format::json_safe(serde_json::to_string_pretty(&found)?)
+        );
         return Ok(());
+    }
+    // Something planted under this user's name (or a directory left open
+    // to others): said on standard error, with the owner.
+    for i in &listing.ignored {
+        eprintln!("pvar: ignored {}", terminal_safe(&i.to_string()));
     }
     if found.is_empty() {
         println!(
             "no process of uid {} exports its variables in {} (run one with PVAR_EXPORT=1, \
              or `pvar demo`)",
-            pvar::export::region::effective_uid(),
-            dir.display()
+            super::open::effective_uid(),
+            terminal_safe(&listing.dir.display().to_string())
         );
         return Ok(());
     }

@@ -101,15 +101,15 @@ pub fn run(args: Args) -> Res<()> {
         && category_set(&first, c).is_none()
     {
         let names: Vec<&str> = first.categories.iter().map(|c| c.name.as_str()).collect();
-        return Err(format!(
+        let text = format!(
             "process {pid} has no category {c:?} (its categories: {})",
             if names.is_empty() {
                 "none".to_string()
             } else {
                 names.join(", ")
             }
-        )
-        .into());
+        );
+        return Err(crate::format::terminal_safe(&text).into_owned().into());
     }
     let settings = Settings {
         sort: args.sort,

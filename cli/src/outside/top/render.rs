@@ -9,7 +9,7 @@ use pvar::PvarClass;
 use pvar::export::{Number, Snapshot, VarSnapshot};
 
 use super::model::{Entry, History, Instance, Settings, scale, summary, summary_label};
-use crate::format::{group, group_signed};
+use crate::format::{group, group_signed, terminal_safe};
 use crate::outside::values::{age_s, item_name, number_text, object_text, short_float};
 
 /// Arrays up to this many elements get a sub-row per element.
@@ -349,7 +349,18 @@ pub fn frame(
     if entries.is_empty() {
         body.push("(no variable matches the filter and category)".into());
     }
-    Frame { header, body }
+    // Names, item names and the program come from the process: no control
+    // character of theirs reaches the terminal.
+    let safe = |lines: Vec<String>| -> Vec<String> {
+        lines
+            .into_iter()
+            .map(|l| terminal_safe(&l).into_owned())
+            .collect()
+    };
+    Frame {
+        header: safe(header),
+        body: safe(body),
+    }
 }
 
 #[cfg(test)]
@@ -383,6 +394,27 @@ mod tests {
         assert!(body.contains("[0..19] 0 0"), "{body}");
         assert!(f.header[2].contains("RATE"), "{:?}", f.header);
         assert!(f.body.iter().all(|l| l.chars().count() <= 100), "{body}");
+    }
+
+    #[test]
+    fn names_cannot_drive_the_terminal() {
+        let reg = pvar::Registry::new();
+        reg.counter("evil\x1b]0;title\x07\x1b[2J")
+            .register()
+            .unwrap()
+            .inc();
+        let h = History::new(Snapshot::take(&reg));
+        let s = Settings {
+            sort: Sort::Name,
+            reverse: false,
+            filter: String::new(),
+            category: None,
+        };
+        let e = entries(&h, &s);
+        let f = frame(&h, &e, &s, Some(100), None, false);
+        let all = f.header.join("\n") + &f.body.join("\n");
+        assert!(!all.contains(['\x1b', '\x07']), "{all:?}");
+        assert!(all.contains("evil\\x1b]0;title"), "{all}");
     }
 
     #[test]
