@@ -32,9 +32,8 @@
 use std::collections::HashMap;
 
 use crate::event::source::monotonic_ns;
-use crate::hot::storage::watermark::{SubKey, WatermarkStore};
+use crate::hot::storage::watermark::Watch;
 use crate::hot::storage::{Backing, Storage};
-use crate::lockfree::tagged::RunTag;
 use crate::pvar::table::Body;
 use crate::registry::Registry;
 use crate::sync::Arc;
@@ -240,34 +239,6 @@ impl Snapshot {
     }
 }
 
-/// A watermark subscription held by an observer: started at creation,
-/// stopped and given back on drop.
-struct MarkWatch {
-    store: Arc<WatermarkStore>,
-    key: SubKey,
-    started: RunTag,
-}
-
-impl MarkWatch {
-    fn new(store: Arc<WatermarkStore>) -> MarkWatch {
-        let key = store.subscribe();
-        let started = RunTag::INITIAL.next(true);
-        store.start(key, started);
-        MarkWatch {
-            store,
-            key,
-            started,
-        }
-    }
-}
-
-impl Drop for MarkWatch {
-    fn drop(&mut self) {
-        self.store.stop(self.key, self.started.next(false));
-        self.store.unsubscribe(self.key);
-    }
-}
-
 /// A callback variable the observer reads: told `Bind`/`Start` once,
 /// `Stop`/`Free` on drop.
 struct CallbackWatch {
@@ -298,7 +269,7 @@ pub struct Observer {
     follow_marks: bool,
     /// This process's name, read once.
     program: String,
-    marks: HashMap<(usize, Option<u64>), MarkWatch>,
+    marks: HashMap<(usize, Option<u64>), Watch>,
     callbacks: HashMap<usize, CallbackWatch>,
 }
 
@@ -507,16 +478,14 @@ impl Observer {
                 let watch = self
                     .marks
                     .entry((v.index, object))
-                    .or_insert_with(|| MarkWatch::new(store.clone()));
-                if !Arc::ptr_eq(&watch.store, store) {
+                    .or_insert_with(|| Watch::new(store.clone()));
+                if !Arc::ptr_eq(watch.store(), store) {
                     // A new instance for the same object: follow it.
-                    *watch = MarkWatch::new(store.clone());
+                    *watch = Watch::new(store.clone());
                 }
                 v.marks = Some(
                     (0..storage.count)
-                        .map(|i| {
-                            Number::from_bits(dt, storage.to_output(watch.store.read(watch.key, i)))
-                        })
+                        .map(|i| Number::from_bits(dt, storage.to_output(watch.read(i))))
                         .collect(),
                 );
             }

@@ -10,7 +10,7 @@
 //! | COUNTER | [`Counter`] | `inc`, `add`, `local`, `get` |
 //! | AGGREGATE | [`Aggregate<T>`] | `add` (`u32`, `u64`, `f64`), `get` |
 //! | TIMER | [`Timer`] | `start`, `stop`, `scoped`, `add_elapsed`, `get_seconds` |
-//! | HIGH/LOWWATERMARK | [`HighWatermark<T>`], [`LowWatermark<T>`] | `init`, `update`, `level` |
+//! | HIGH/LOWWATERMARK | [`HighWatermark<T>`], [`LowWatermark<T>`] | `init`, `update`, `level`, `watch` (a mark of its own: [`WatermarkMark`]) |
 //! | GENERIC | [`Generic<T>`] | `set`, `get` |
 //!
 //! Every update has an `_at(i, …)` form for arrays. Variables bound to
@@ -52,9 +52,9 @@ mod watermark;
 pub use bound::{Bound, CallbackVar};
 pub use builder::PvarBuilder;
 pub use shared::{Generic, Percentage, Size, State};
-pub use site::{Site, SiteDecl, SiteRef};
+pub use site::{DeclaredSite, Site, SiteDecl, SiteRef};
 pub use sum::{Aggregate, Counter, Level, LocalCounter, Timer, TimerGuard};
 pub use table::Pvars;
 pub(crate) use var_id::ENABLED;
 pub use var_id::{ClassHandle, ComponentHandle};
-pub use watermark::{HighWatermark, LowWatermark};
+pub use watermark::{HighWatermark, LowWatermark, WatermarkMark};

@@ -194,11 +194,53 @@ impl Pvars {
     }
 
     /// Index of the variable with `name` and `class`
-    /// (`MPI_T_pvar_get_index`); `MPI_T_ERR_INVALID_NAME` if there is none.
+    /// (`MPI_T_pvar_get_index`).
+    ///
+    /// A variable declared by a use-site macro (`pvar::counter!("sent")`)
+    /// whose site has not run yet is registered now and found (in the
+    /// global registry, on Linux; see [`SiteRef`](crate::SiteRef)).
+    /// Otherwise `MPI_T_ERR_INVALID_NAME`, whose reason names the variable
+    /// and says why: no such name, the name registered in another class,
+    /// or a use site that registers it in [`global`](crate::global) while
+    /// this is another registry.
+    ///
+    /// ```
+    /// use pvar::PvarClass;
+    ///
+    /// fn on_send(bytes: u64) {
+    ///     pvar::counter!("doc_lookup_sent", description = "messages sent").inc();
+    ///     pvar::aggregate!("doc_lookup_bytes").add(bytes);
+    /// }
+    ///
+    /// // A tool looks the component's variables up before any message is sent.
+    /// let reg = pvar::global();
+    /// # if cfg!(target_os = "linux") {
+    /// let sent = reg.pvars().index("doc_lookup_sent", PvarClass::Counter)?;
+    /// let session = reg.session()?;
+    /// let h = session.handle(sent)?.typed::<u64>()?;
+    /// h.start()?;
+    /// on_send(64);
+    /// assert_eq!(h.read()?, 1);
+    /// # }
+    /// // A wrong guess of the class: the error names the variable and the class it has.
+    /// let e = reg.pvars().index("doc_lookup_bytes", PvarClass::Counter).unwrap_err();
+    /// assert_eq!(e.code(), pvar::ErrorCode::InvalidName);
+    /// # if cfg!(target_os = "linux") {
+    /// assert!(e.to_string().contains(r#""doc_lookup_bytes" has class AGGREGATE"#), "{e}");
+    /// # }
+    /// # Ok::<(), pvar::Error>(())
+    /// ```
     pub fn index(&self, name: &str, class: PvarClass) -> Result<usize> {
-        self.vars
-            .index(&(name.to_string(), class))
-            .ok_or(Error::InvalidName)
+        match self.vars.index(&(name.to_string(), class)) {
+            Some(index) => Ok(index),
+            None => super::site::register_declared(self, name, class),
+        }
+    }
+
+    /// Whether a variable `name` of `class` is registered (without
+    /// registering a declared use site).
+    pub(crate) fn is_registered(&self, name: &str, class: PvarClass) -> bool {
+        self.vars.index(&(name.to_string(), class)).is_some()
     }
 
     /// Deactivates variable `index` (its component was unloaded): the index

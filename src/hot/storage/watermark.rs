@@ -53,6 +53,7 @@ use crate::lockfree::isolated::IsolatedSlice;
 use crate::lockfree::recycler::Recycler;
 use crate::lockfree::tagged::{RunTag, Tagged, TaggedWord};
 use crate::lockfree::walk_gate::{WALK_NONE, WalkGate};
+use crate::sync::Arc;
 use crate::sync::asymmetric;
 use crate::sync::{AtomicU64, Ordering};
 use crate::vocabulary::datatype::Repr;
@@ -393,6 +394,56 @@ impl WatermarkStore {
             );
             self.subs.give_back(key.index);
         }
+    }
+}
+
+/// A subscription started when made and followed to the end, by a reader
+/// that runs no start/stop transitions of its own: an export observer, or
+/// a component's own [`WatermarkMark`](crate::WatermarkMark) (a tool
+/// handle runs its transitions on its run word instead). Stopped and
+/// given back when dropped.
+pub(crate) struct Watch {
+    store: Arc<WatermarkStore>,
+    key: SubKey,
+    started: RunTag,
+}
+
+impl Watch {
+    /// Subscribes to `store` and starts the marks at the current levels.
+    /// Allocates: not async-signal-safe.
+    pub(crate) fn new(store: Arc<WatermarkStore>) -> Watch {
+        let key = store.subscribe();
+        let started = RunTag::INITIAL.next(true);
+        store.start(key, started);
+        Watch {
+            store,
+            key,
+            started,
+        }
+    }
+
+    /// The store followed.
+    pub(crate) fn store(&self) -> &Arc<WatermarkStore> {
+        &self.store
+    }
+
+    /// The mark of element `i` ([`WatermarkStore::read`]).
+    /// Async-signal-safe.
+    pub(crate) fn read(&self, i: usize) -> u64 {
+        self.store.read(self.key, i)
+    }
+
+    /// Resets the mark of element `i` to the level now and returns the
+    /// mark it replaced ([`WatermarkStore::reset`]). Async-signal-safe.
+    pub(crate) fn reset(&self, i: usize) -> u64 {
+        self.store.reset(self.key, i)
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.store.stop(self.key, self.started.next(false));
+        self.store.unsubscribe(self.key);
     }
 }
 
