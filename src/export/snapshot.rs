@@ -143,6 +143,10 @@ pub struct VarSnapshot {
     pub bind: BindKind,
     /// The object of this instance (bound variables).
     pub object: Option<u64>,
+    /// The name its component gave that object, if any
+    /// ([`Pvars::label_object`](crate::Pvars::label_object): the MPI
+    /// interposer names its communicators `MPI_COMM_WORLD`, `comm[0-3]`).
+    pub object_label: Option<String>,
     /// Read-only, continuous and atomic flags of the variable.
     pub readonly: bool,
     /// See [`VarSnapshot::readonly`].
@@ -383,6 +387,7 @@ impl Observer {
                 verbosity: info.verbosity,
                 bind: info.bind,
                 object: None,
+                object_label: None,
                 readonly: info.readonly,
                 continuous: info.continuous,
                 atomic: info.atomic,
@@ -420,6 +425,7 @@ impl Observer {
                     for object in objects {
                         let mut v = base.clone();
                         v.object = Some(object);
+                        v.object_label = pvars.object_label(info.bind, object);
                         match pvars.instance(index, object) {
                             Ok(s) if active && s.is_live() => self.read(&mut v, &s, Some(object)),
                             _ => v.active = false,

@@ -8,9 +8,12 @@
 //! identical metadata returns the existing variable (reactivated), with
 //! different metadata it is an error naming both.
 
+use std::collections::HashMap;
+
 use crate::category::Categories;
 use crate::hot::storage::{Backing, Hot, Storage};
 use crate::lockfree::var_table::{ActiveFlag, Instances, Registered, VarTable};
+use crate::sync::unmodelled::{Arc as SharedText, Mutex};
 use crate::sync::{Arc, Ordering};
 use crate::vocabulary::callback::{Callbacks, Notify};
 use crate::vocabulary::error::{Error, Result};
@@ -135,6 +138,8 @@ pub struct Pvars {
     hot: Arc<Hot>,
     vars: VarTable<(String, PvarClass), Variable>,
     categories: Arc<Categories>,
+    /// The names components gave their objects ([`Pvars::label_object`]).
+    labels: Mutex<HashMap<(BindKind, u64), SharedText<str>>>,
 }
 
 impl std::fmt::Debug for Pvars {
@@ -151,6 +156,7 @@ impl Pvars {
             hot,
             vars: VarTable::new(),
             categories,
+            labels: Mutex::new(HashMap::new()),
         }
     }
 
@@ -241,6 +247,51 @@ impl Pvars {
     /// registering a declared use site).
     pub(crate) fn is_registered(&self, name: &str, class: PvarClass) -> bool {
         self.vars.index(&(name.to_string(), class)).is_some()
+    }
+
+    /// Names `object` (a handle value of kind `bind`) for readers outside
+    /// the tool interface: a [`Snapshot`](crate::export::Snapshot) carries
+    /// the name with each instance bound to the object, and `pvar read` /
+    /// `pvar top` show `comm MPI_COMM_WORLD` instead of `comm 0x…`. MPI_T
+    /// itself has no such name (a tool names objects by their handles).
+    ///
+    /// The component that knows its objects names them, and forgets the
+    /// name ([`forget_object_label`](Self::forget_object_label)) when the
+    /// object goes away, before its handle value can be reused: the MPI
+    /// interposer names its communicators (`MPI_COMM_WORLD`, `comm[0-3]`)
+    /// this way. Naming an object again replaces its name.
+    ///
+    /// ```
+    /// use pvar::BindKind;
+    /// let reg = pvar::Registry::new();
+    /// reg.pvars().label_object(BindKind::Comm, 0x101, "MPI_COMM_WORLD");
+    /// assert_eq!(reg.pvars().object_label(BindKind::Comm, 0x101).as_deref(), Some("MPI_COMM_WORLD"));
+    /// reg.pvars().forget_object_label(BindKind::Comm, 0x101);
+    /// assert_eq!(reg.pvars().object_label(BindKind::Comm, 0x101), None);
+    /// ```
+    ///
+    /// Not async-signal-safe (a mutex, an allocation).
+    pub fn label_object(&self, bind: BindKind, object: u64, label: &str) {
+        self.with_labels(|l| l.insert((bind, object), SharedText::from(label)));
+    }
+
+    /// Forgets the name of `object` (nothing if it has none). Not
+    /// async-signal-safe.
+    pub fn forget_object_label(&self, bind: BindKind, object: u64) {
+        self.with_labels(|l| l.remove(&(bind, object)));
+    }
+
+    /// The name given to `object`, if any. Not async-signal-safe.
+    pub fn object_label(&self, bind: BindKind, object: u64) -> Option<String> {
+        self.with_labels(|l| l.get(&(bind, object)).map(|n| n.to_string()))
+    }
+
+    fn with_labels<R>(
+        &self,
+        f: impl FnOnce(&mut HashMap<(BindKind, u64), SharedText<str>>) -> R,
+    ) -> R {
+        // A panic while holding the lock leaves a usable map.
+        f(&mut self.labels.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Deactivates variable `index` (its component was unloaded): the index
