@@ -11,4 +11,4 @@ mod text;
 
 pub use numbers::{group, group_signed};
 pub use table::{Col, Table};
-pub use text::terminal_safe;
+pub use text::{shorten_middle, terminal_safe, width};
