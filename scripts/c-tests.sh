@@ -14,6 +14,10 @@ profile=${PVAR_C_PROFILE:-debug}
 CC=${CC:-cc}
 if [ "$profile" = release ]; then
     cargo build --release -p pvar-capi
+elif [ -n "${PVAR_TEST_BUILD:-}" ]; then
+    # scripts/test.sh's selection: its test stage built these already.
+    # shellcheck disable=SC2086
+    cargo build $PVAR_TEST_BUILD --lib
 else
     cargo build -p pvar-capi
 fi
@@ -103,6 +107,8 @@ recipe=$(awk '/c-tests.sh runs the next block verbatim/ { m = 1; next }
 if [ -z "$recipe" ]; then
     echo "FAILED: no install recipe found in docs/c-interface.md"
     failed=$((failed + 1))
+elif ! command -v pkg-config >/dev/null 2>&1 && [ -z "${CI:-}" ]; then
+    printf '\n*** SKIPPED: the install recipe needs pkg-config (apt-get install pkg-config) ***\n\n'
 else
     rm -rf "$out/prefix"
     run "install recipe (docs/c-interface.md)" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: what the README's test command and CI run.
 #
-#   ./scripts/test.sh
+#   ./scripts/test.sh            # the suite
+#   ./scripts/test.sh --plan     # only say what it would install, and where
 #
 # It first says what it will install and where, then installs only that:
 #
@@ -22,6 +23,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+plan_only=0
+case ${1:-} in
+--plan) plan_only=1 ;;
+"") ;;
+*)
+    echo "usage: scripts/test.sh [--plan]" >&2
+    exit 2
+    ;;
+esac
 
 # ---------------------------------------------------------------- timing
 
@@ -63,7 +73,7 @@ summary() {
         printf '\ntest suite passed\n'
     fi
 }
-trap summary EXIT
+((plan_only)) || trap summary EXIT
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
@@ -132,7 +142,8 @@ if ((cargo_c_ok)); then
     printf '  cargo-c %s: present in target/tools/bin\n' "$cargo_c_version"
 else
     printf '  cargo-c %s: to build with `cargo install --locked --root target/tools` (once; kept in\n' "$cargo_c_version"
-    printf '    target/tools/bin; about 10 minutes on 2 cores, in the background while other stages run)\n'
+    printf '    target/tools/bin; about 22 CPU-minutes: some 12 minutes of a quiet 2-core machine, in the\n'
+    printf '    background while the other stages run)\n'
 fi
 if ((python_ok)); then
     printf '  Python prometheus_client: present (%s)\n' "$(python3 -c 'import prometheus_client, os; print(os.path.dirname(prometheus_client.__file__))')"
@@ -156,6 +167,8 @@ else
     printf '    the stages that need them are SKIPPED (they fail under CI=1); as root: apt-get install %s\n' "${apt_missing[*]}"
 fi
 printf 'nothing is installed into ~/.cargo/bin or the user'"'"'s Python; the working tree is left as found\n'
+
+((plan_only)) && exit 0
 
 # The working tree as found (compared at the end).
 tree_before=""
@@ -223,6 +236,11 @@ if ((msrv_separate)); then
     fi
     cargo "+$msrv_toolchain" check --workspace --all-targets
 fi
+
+# The build the test stage makes; the C and MPI stages build their
+# libraries and the `pvar` binary with the same selection and features, so
+# they reuse it instead of building the engine again.
+export PVAR_TEST_BUILD="--workspace --features pvar/metrics"
 
 stage "unit, integration and doc tests (with the metrics feature), benches run once as tests"
 # --all-targets builds the benches and runs each once in test mode (what
