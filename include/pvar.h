@@ -189,6 +189,13 @@ int pvar_bound_drop(pvar_bound bound, uint64_t object);
 int pvar_bound_index(pvar_bound bound);
 void pvar_bound_free(pvar_bound bound);
 
+/* Names `object` (of kind `bind`, a PVAR_BIND_* other than NO_OBJECT) for
+ * readers outside MPI_T: an exported snapshot, `pvar read` and `pvar top`
+ * show "comm MPI_COMM_WORLD" instead of the handle value. NULL forgets the
+ * name: do so before the object's handle value can be reused. Naming it
+ * again replaces the name. Not async-signal-safe. */
+int pvar_object_label(int bind, uint64_t object, const char *label);
+
 /* A variable whose values the component computes. Values cross as the
  * 64-bit pattern of the datatype: unsigned as is, int/count two's
  * complement, double via memcpy (see pvar_bits_from_double). `bound` is 1

@@ -4,7 +4,7 @@
 # library, runs each (each prints "NAME: N passed, M failed" and exits
 # non-zero on failure), then checks static linking (with the MPI_T_ symbols
 # weakened for PMPI tools), the header's mpi.h coexistence modes, and
-# docs/c-interface.md's install recipe, verbatim.
+# docs/c-interface.md's install recipe, verbatim (cargo-c in target/tools).
 #
 #   PVAR_C_PROFILE=release scripts/c-tests.sh   # default: debug
 set -euo pipefail
@@ -14,6 +14,10 @@ profile=${PVAR_C_PROFILE:-debug}
 CC=${CC:-cc}
 if [ "$profile" = release ]; then
     cargo build --release -p pvar-capi
+elif [ -n "${PVAR_TEST_BUILD:-}" ]; then
+    # scripts/test.sh's selection: its test stage built these already.
+    # shellcheck disable=SC2086
+    cargo build $PVAR_TEST_BUILD --lib
 else
     cargo build -p pvar-capi
 fi
@@ -92,8 +96,15 @@ run "header mode PVAR_MPI_T_ONLY" "$out/mpi_t_only"
 # The install recipe of docs/c-interface.md, run verbatim (the block after
 # the marker comment), from the repository root, with PREFIX in this
 # stage's own directory: cargo-c, `cargo cinstall`, pkg-config, a tool that
-# runs.
+# runs. cargo-c is the project's own (target/tools/bin, first on the PATH;
+# scripts/test.sh builds it there): if the recipe has to install it, it
+# goes there too (CARGO_INSTALL_ROOT), never into ~/.cargo/bin.
 echo "--- docs/c-interface.md: build, install, use"
+export CARGO_INSTALL_ROOT="$PWD/target/tools"
+export PATH="$CARGO_INSTALL_ROOT/bin:$PATH"
+if ! cargo cinstall --version >/dev/null 2>&1; then
+    echo "(cargo-c is not in target/tools/bin: the recipe builds it there, once, about ten minutes)"
+fi
 recipe=$(awk '/c-tests.sh runs the next block verbatim/ { m = 1; next }
               m && /^```sh/ { b = 1; next }
               b && /^```/ { exit }
@@ -101,6 +112,8 @@ recipe=$(awk '/c-tests.sh runs the next block verbatim/ { m = 1; next }
 if [ -z "$recipe" ]; then
     echo "FAILED: no install recipe found in docs/c-interface.md"
     failed=$((failed + 1))
+elif ! command -v pkg-config >/dev/null 2>&1 && [ -z "${CI:-}" ]; then
+    printf '\n*** SKIPPED: the install recipe needs pkg-config (apt-get install pkg-config) ***\n\n'
 else
     rm -rf "$out/prefix"
     run "install recipe (docs/c-interface.md)" \

@@ -20,4 +20,7 @@ export RUSTFLAGS="--cfg loom"
 export CARGO_TARGET_DIR="$PWD/target/loom"
 
 echo "loom models, LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS"
-cargo test --manifest-path loom-tests/Cargo.toml --release -- --test-threads=1 "$@"
+# --locked: loom-tests/Cargo.lock is committed and must match (a run never
+# rewrites it); after a dependency change in the engine, refresh it with
+# `cargo update --manifest-path loom-tests/Cargo.toml -w` and commit it.
+cargo test --manifest-path loom-tests/Cargo.toml --release --locked -- --test-threads=1 "$@"

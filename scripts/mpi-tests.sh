@@ -80,8 +80,11 @@ if [[ ! -x scripts/mpi-build.sh && ! -f scripts/mpi-build.sh ]]; then
 fi
 limit 900 bash scripts/mpi-build.sh
 
-step "cargo build -p pvar-cli"
-limit 900 cargo build -q -p pvar-cli
+step "cargo build --bin pvar"
+# (With scripts/test.sh's build selection, PVAR_TEST_BUILD, the binary its
+# test stage built is reused.)
+# shellcheck disable=SC2086
+limit 900 cargo build -q ${PVAR_TEST_BUILD:--p pvar-cli} --bin pvar
 
 step "cargo test -p pvar-mpi --profile interposer --test jobs"
 # Both MPI libraries are there now: a flavour that did not build fails.

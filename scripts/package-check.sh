@@ -21,4 +21,12 @@ for f in Cargo.toml src/lib.rs README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md
         exit 1
     fi
 done
-cargo publish -p pvar --dry-run --allow-dirty
+# `cargo publish` checks the lock file against the registry: a yanked
+# version is a warning there, an error here.
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+cargo publish -p pvar --dry-run --allow-dirty 2>&1 | tee "$out"
+if grep -q 'is yanked' "$out"; then
+    echo "package-check: Cargo.lock holds a yanked version (cargo update -p NAME)" >&2
+    exit 1
+fi

@@ -211,7 +211,7 @@ pub use process::init::global;
 pub use pvar::{
     Aggregate, Bound, CallbackVar, ClassHandle, ComponentHandle, Counter, Generic, HighWatermark,
     Level, LocalCounter, LowWatermark, Percentage, PvarBuilder, Pvars, Site, SiteDecl, SiteRef,
-    Size, State, Timer, TimerGuard,
+    Size, State, Timer, TimerGuard, WatermarkMark,
 };
 
 /// What the use-site macros expand to and nothing else may name.
@@ -220,6 +220,7 @@ pub mod __private {
     pub use crate::cvar::CvarDecl;
     pub use crate::hot::cells::site_cache::SiteCache;
     pub use crate::process::init::{global_cvars, global_pvars};
+    pub use crate::pvar::DeclaredSite;
     #[cfg(loom)]
     pub use loom;
 }

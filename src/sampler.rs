@@ -86,16 +86,42 @@ impl SamplerBuilder {
     }
 
     /// Reads every element of `h` at each sample (the value, as
-    /// [`Handle::read`]).
-    pub fn read(self, h: &Handle<'_>) -> Self {
-        self.add(h, Op::Read)
+    /// [`Handle::read`]). `h` is a [`Handle`] or a
+    /// [`TypedHandle`](crate::TypedHandle): the sample holds raw 64-bit
+    /// words either way ([`Sample::values`]).
+    pub fn read<'s>(self, h: &impl AsRef<Handle<'s>>) -> Self {
+        self.add(h.as_ref(), Op::Read)
     }
 
     /// Reads and resets `h` at each sample: a summed class then gives what
     /// happened during the period, a watermark the extreme since the
-    /// previous sample.
-    pub fn readreset(self, h: &Handle<'_>) -> Self {
-        self.add(h, Op::ReadReset)
+    /// previous sample. `h` is a [`Handle`] or a
+    /// [`TypedHandle`](crate::TypedHandle).
+    ///
+    /// ```
+    /// # fn main() -> pvar::Result<()> {
+    /// use std::time::Duration;
+    ///
+    /// let reg = pvar::global();
+    /// let sent = reg.counter("doc_sampler_typed").register()?;
+    /// let session = reg.session()?;
+    /// // A typed handle, as the tool guide makes them, is sampled as is.
+    /// let h = session.handle(sent.index())?.typed::<u64>()?;
+    /// h.start()?;
+    /// sent.add(3);
+    /// let mut sampler = pvar::Sampler::builder(reg)
+    ///     .readreset(&h)
+    ///     .period(Duration::from_secs(3600)) // no timer signal in this example
+    ///     .start()?;
+    /// pvar::Sampler::on_signal(); // one sample, as the signal handler takes it
+    /// let mut taken = Vec::new();
+    /// sampler.drain(|s| taken.push(s.values(0)[0]));
+    /// assert_eq!(taken, [3]);
+    /// assert_eq!(h.read()?, 0); // the sample read-reset the handle
+    /// # Ok(()) }
+    /// ```
+    pub fn readreset<'s>(self, h: &impl AsRef<Handle<'s>>) -> Self {
+        self.add(h.as_ref(), Op::ReadReset)
     }
 
     /// Time between samples (default 4 ms), on the [`clock`](Self::clock).

@@ -856,3 +856,46 @@ fn a_claim_the_file_does_not_hold_is_refused_at_once() {
         "{e}"
     );
 }
+
+#[test]
+fn object_labels_travel_with_their_instances() {
+    let reg = Registry::new();
+    let sent = reg
+        .counter("sent")
+        .bind(BindKind::Comm)
+        .per_object_count()
+        .register_bound()
+        .unwrap();
+    sent.create_instance(0x101, 1).unwrap().inc();
+    sent.create_instance(0x202, 1).unwrap();
+    reg.pvars()
+        .label_object(BindKind::Comm, 0x101, "MPI_COMM_WORLD");
+    let labels = |snap: &Snapshot| {
+        let mut l: Vec<(Option<u64>, Option<String>)> = snap
+            .variables
+            .iter()
+            .map(|v| (v.object, v.object_label.clone()))
+            .collect();
+        l.sort();
+        l
+    };
+    let snap = Snapshot::take(&reg);
+    assert_eq!(
+        labels(&snap),
+        [
+            (Some(0x101), Some("MPI_COMM_WORLD".to_string())),
+            (Some(0x202), None)
+        ]
+    );
+    // Through the region's encoding unchanged.
+    let mut bytes = Vec::new();
+    wire::encode(&snap, &mut bytes);
+    assert_eq!(wire::decode(&bytes).unwrap(), snap);
+    // A name of another kind of object does not apply; a forgotten one is gone.
+    reg.pvars().label_object(BindKind::Win, 0x202, "a window");
+    reg.pvars().forget_object_label(BindKind::Comm, 0x101);
+    assert_eq!(
+        labels(&Snapshot::take(&reg)),
+        [(Some(0x101), None), (Some(0x202), None)]
+    );
+}

@@ -232,6 +232,9 @@ fn var(
             BindKind::NoObject
         },
         object,
+        object_label: object
+            .filter(|o| o % 2 == 0)
+            .map(|o| format!("comm \"{o}\"")),
         readonly: true,
         continuous: true,
         atomic: false,

@@ -8,7 +8,9 @@
 //! tool thread; real-time signals queue instead of coalescing while
 //! pending) arrive at several kHz. The handler reads, read-resets, starts
 //! and stops handles allocated before it was installed (their keys are in
-//! statics), and updates a counter on threads that prepared their cells.
+//! statics), reads and resets a component's own watermark mark
+//! (`HighWatermark::watch`), and updates a counter on threads that
+//! prepared their cells.
 //!
 //! The global allocator below aborts the process if it is entered while a
 //! handler runs on the calling thread. At the end: read-reset deltas plus the
@@ -30,7 +32,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
 use std::time::{Duration, Instant};
 
-use pvar::{Counter, HandleId, Registry, SessionId, Tool};
+use pvar::{Counter, HandleId, Registry, SessionId, Tool, WatermarkMark};
 
 // ---------------------------------------------------------------------------
 // The allocator that aborts inside a signal handler.
@@ -46,6 +48,7 @@ thread_local! {
     static LAST_TIMER: Cell<f64> = const { Cell::new(0.0) };
     static LAST_HWM: Cell<u64> = const { Cell::new(0) };
     static LAST_SHARED_HWM: Cell<u64> = const { Cell::new(0) };
+    static LAST_OWN_MARK: Cell<u64> = const { Cell::new(0) };
     /// This thread has called `prepare_thread` (component updates from the
     /// handler are then allowed on it).
     static PREPARED: Cell<bool> = const { Cell::new(false) };
@@ -68,6 +71,9 @@ const MAIN_SLOT: usize = WORKERS + 4;
 
 static REG: AtomicPtr<Registry> = AtomicPtr::new(core::ptr::null_mut());
 static HANDLER_COUNTER: AtomicPtr<Counter> = AtomicPtr::new(core::ptr::null_mut());
+/// The component's own mark of the watermark (`HighWatermark::watch`),
+/// read and reset by the handler.
+static OWN_MARK: AtomicPtr<WatermarkMark<u64>> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Session of the monitored handles.
 static S_MAIN: AtomicU64 = AtomicU64::new(0);
@@ -155,6 +161,8 @@ static TIMER_BACKWARDS: AtomicU64 = AtomicU64::new(0);
 static TIMER_BAD: AtomicU64 = AtomicU64::new(0);
 static HWM_BACKWARDS: AtomicU64 = AtomicU64::new(0);
 static SHARED_HWM_BACKWARDS: AtomicU64 = AtomicU64::new(0);
+static OWN_MARK_BACKWARDS: AtomicU64 = AtomicU64::new(0);
+static OWN_MARK_READS: AtomicU64 = AtomicU64::new(0);
 static HANDLER_ERRORS: AtomicU64 = AtomicU64::new(0);
 
 /// `SIGNAL_SAFETY_SELFTEST=alloc`: the handler allocates on purpose, to show
@@ -267,6 +275,21 @@ fn sample(reg: &Registry) {
         .is_err()
     {
         error();
+    }
+
+    // The component's own mark: element 0 has one writer and is never
+    // reset (monotonic), the shared element is reset here.
+    let own = OWN_MARK.load(Acquire);
+    if !own.is_null() {
+        // SAFETY: leaked in the test's setup, never freed.
+        let own = unsafe { &*own };
+        let v = own.get_at(0);
+        if v < LAST_OWN_MARK.get() {
+            OWN_MARK_BACKWARDS.fetch_add(1, Relaxed);
+        }
+        LAST_OWN_MARK.set(v);
+        let _ = own.reset_at(WORKERS);
+        OWN_MARK_READS.fetch_add(1, Relaxed);
     }
 
     // Start / stop / reset, singly and for ALL_HANDLES, alternating.
@@ -392,6 +415,7 @@ fn enter_thread(reg: &Registry, slot: usize) {
     LAST_TIMER.set(0.0);
     LAST_HWM.set(0);
     LAST_SHARED_HWM.set(0);
+    LAST_OWN_MARK.set(0);
     LOCAL_SIGNALS.set(0);
     THREAD_SLOT.set(slot);
     PREPARED.set(true);
@@ -510,6 +534,7 @@ fn handler_reads_and_resets_under_load_without_allocating() {
     reg.tool().start_all(t).unwrap();
 
     HANDLER_COUNTER.store(Box::into_raw(Box::new(handler_counter.clone())), Release);
+    OWN_MARK.store(Box::into_raw(Box::new(hwm.watch())), Release);
     REG.store(reg as *const Registry as *mut Registry, Release);
     enter_thread(reg, MAIN_SLOT);
 
@@ -705,6 +730,16 @@ fn handler_reads_and_resets_under_load_without_allocating() {
         SHARED_HWM_BACKWARDS.load(SeqCst),
         0,
         "a watermark written by several threads went backwards"
+    );
+    assert_eq!(
+        OWN_MARK_BACKWARDS.load(SeqCst),
+        0,
+        "the component's own mark of a single-writer element went backwards"
+    );
+    assert!(
+        OWN_MARK_READS.load(SeqCst) >= PROGRESS.handled,
+        "the handler read the component's mark {} times",
+        OWN_MARK_READS.load(SeqCst)
     );
     // Implied by the progress targets; stated for the reader.
     assert!(

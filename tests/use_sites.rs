@@ -1,5 +1,6 @@
 //! The use-site macros (`pvar::counter!`, …): registration on first use in
-//! the global registry, sharing between sites, conflicting declarations,
+//! the global registry (or at a lookup by name before it), lookups that
+//! fail naming the variable, sharing between sites, conflicting declarations,
 //! arrays and bound objects, exact totals under threads, and updates made
 //! while a thread exits (after its caches were cleared).
 //!
@@ -18,7 +19,6 @@ fn index_of(name: &str, class: PvarClass) -> Option<usize> {
 
 #[test]
 fn first_use_registers_with_the_sites_metadata() {
-    assert_eq!(index_of("us_first", PvarClass::Counter), None);
     pvar::counter!(
         "us_first",
         description = "first-use registration",
@@ -38,6 +38,74 @@ fn first_use_registers_with_the_sites_metadata() {
         .define("us_category", "use-site tests")
         .unwrap();
     assert!(reg.categories().pvars(cat).unwrap().contains(&index));
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_lookup_finds_a_site_that_has_not_run() {
+    fn on_send() {
+        pvar::counter!("us_declared", description = "declared, not yet run").add(2);
+    }
+    let reg = pvar::global();
+    let index = index_of("us_declared", PvarClass::Counter).expect("found before its first use");
+    assert_eq!(
+        reg.pvars().info(index).unwrap().description,
+        "declared, not yet run"
+    );
+    let session = reg.session().unwrap();
+    let h = session.handle(index).unwrap().typed::<u64>().unwrap();
+    h.start().unwrap();
+    on_send();
+    assert_eq!(h.read().unwrap(), 2);
+    // The site updates the variable the lookup registered.
+    assert_eq!(
+        pvar::counter!("us_declared", description = "declared, not yet run").index(),
+        index
+    );
+}
+
+#[test]
+fn a_failed_lookup_names_the_variable_and_says_why() {
+    let reg = pvar::global();
+    // The name in another class.
+    pvar::level!("us_wrong_class").inc();
+    let e = reg
+        .pvars()
+        .index("us_wrong_class", PvarClass::Counter)
+        .unwrap_err();
+    assert_eq!(e.code(), pvar::ErrorCode::InvalidName);
+    let text = e.to_string();
+    assert!(text.starts_with("MPI_T_ERR_INVALID_NAME: "), "{text}");
+    assert!(
+        text.contains(r#"no COUNTER named "us_wrong_class""#),
+        "{text}"
+    );
+    assert!(text.contains("has class LEVEL"), "{text}");
+    // No such name anywhere.
+    let e = reg
+        .pvars()
+        .index("us_no_such_name", PvarClass::Timer)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(r#"no TIMER named "us_no_such_name""#),
+        "{e}"
+    );
+    // A use site registers in the global registry, not in another one.
+    #[allow(dead_code)]
+    fn never_called() {
+        pvar::counter!("us_global_only").inc();
+    }
+    if cfg!(target_os = "linux") {
+        let own = pvar::Registry::new();
+        let e = own
+            .pvars()
+            .index("us_global_only", PvarClass::Counter)
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("registers it in pvar::global()"), "{text}");
+        assert!(text.contains(file!()), "names the site: {text}");
+    }
 }
 
 #[test]

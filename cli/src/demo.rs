@@ -105,22 +105,57 @@ fn cvar_out(reg: &Registry, name: &str, value: u64) -> CvarValueOut {
 fn start_export(reg: &Registry) -> (Option<pvar::export::Exporter>, String) {
     let options = pvar::export::ExportOptions::with_env();
     let pid = std::process::id();
+    let watch = watch_command();
     match pvar::export::Exporter::start(reg, options) {
         Ok(e) => {
             let line = match e.notice() {
                 // Another user's file or directory has the name of ours.
                 Some(n) => format!(
-                    "exporting: pvar top {pid} (note: {})",
+                    "exporting: {watch} top {pid} (note: {})",
                     crate::format::terminal_safe(n)
                 ),
-                None => format!("exporting: pvar top {pid}"),
+                None => format!("exporting: {watch} top {pid}"),
             };
             (Some(e), line)
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            (None, format!("exporting (PVAR_EXPORT): pvar top {pid}"))
+            (None, format!("exporting (PVAR_EXPORT): {watch} top {pid}"))
         }
         Err(e) => (None, format!("not exporting: {e}")),
+    }
+}
+
+/// How to run `pvar` from another terminal, as the header prints it:
+/// `pvar` if a `pvar` is on the `PATH` (`cargo install --path cli`);
+/// else, run from a cargo build in the current directory's workspace,
+/// `cargo run [--release] --`; else this executable's path.
+fn watch_command() -> String {
+    let on_path = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(dir.join("pvar"))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    });
+    if on_path {
+        return "pvar".into();
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return "pvar".into();
+    };
+    let profile_dir = exe.parent();
+    let target = profile_dir.and_then(|d| d.parent());
+    let from_here = std::env::current_dir()
+        .ok()
+        .zip(target)
+        .is_some_and(|(cwd, target)| target == cwd.join("target"));
+    match profile_dir
+        .and_then(|d| d.file_name())
+        .and_then(|n| n.to_str())
+    {
+        Some("release") if from_here => "cargo run --release --".into(),
+        Some("debug") if from_here => "cargo run --".into(),
+        _ => exe.display().to_string(),
     }
 }
 

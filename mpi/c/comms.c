@@ -276,6 +276,21 @@ static void entry_free(pm_comm *e) {
     free(e);
 }
 
+/* Live entries whose members are `label`'s, not named by a fixed label
+ * (under comms.lock). */
+static unsigned same_members(const char *label) {
+    pm_slots *s = atomic_load_explicit(&comms.slots, memory_order_relaxed);
+    unsigned n = 0;
+    for (size_t i = 0; s != NULL && i <= s->mask; i++) {
+        uint64_t k = atomic_load_explicit(&s->slot[i].key, memory_order_relaxed);
+        if (k == PM_EMPTY || k == PM_TOMB)
+            continue;
+        const pm_comm *o = atomic_load_explicit(&s->slot[i].value, memory_order_relaxed);
+        n += !o->fixed_label && strcmp(o->label, label) == 0;
+    }
+    return n;
+}
+
 /* Makes and publishes the entry of `comm` (under comms.lock), or NULL. */
 static pm_comm *entry_add(MPI_Comm comm, uint64_t key, const char *fixed_label) {
     pm_comm *e = calloc(1, sizeof *e);
@@ -317,12 +332,25 @@ static pm_comm *entry_add(MPI_Comm comm, uint64_t key, const char *fixed_label) 
             e->var[b] = NULL;
     }
     e->seq = next_seq++;
+    unsigned same = e->fixed_label ? 0 : same_members(e->label);
     if (pm_table_put(&comms, key, e) != 0) {
         drop_instances(e);
         entry_free(e);
         return NULL;
     }
     atomic_fetch_add_explicit(&pm_comm_gen, 1, memory_order_release);
+    /* The name readers outside MPI_T show (pvar read / top): as the report
+     * names it, "#k" after k live communicators with the same members
+     * made before this one. Best effort: without it they show the handle. */
+    char *name = malloc(strlen(e->label) + 16);
+    if (name != NULL) {
+        if (same > 0)
+            sprintf(name, "%s#%u", e->label, same);
+        else
+            strcpy(name, e->label);
+        pvar_object_label(PVAR_BIND_MPI_COMM, key, name);
+        free(name);
+    }
     return e;
 }
 
@@ -362,6 +390,7 @@ static void forget(MPI_Comm comm) {
     if (e != NULL) {
         atomic_fetch_add_explicit(&pm_comm_gen, 1, memory_order_release);
         drop_instances(e);
+        pvar_object_label(PVAR_BIND_MPI_COMM, key, NULL);
     }
     pthread_mutex_unlock(&comms.lock);
     if (e != NULL)

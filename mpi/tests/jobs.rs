@@ -1370,6 +1370,7 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
             .collect();
         // Read every rank from outside until its snapshot shows all it did.
         let mut seen: Vec<Vec<(Option<u64>, Vec<u64>)>> = Vec::new();
+        let mut named: Vec<Vec<(u64, String)>> = Vec::new();
         for (rank, &pid) in pids.iter().enumerate() {
             let star = counted
                 .iter()
@@ -1411,6 +1412,22 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
             };
             assert_eq!(snap["process"]["pid"].as_u64(), Some(u64::from(pid)));
             seen.push(snapshot_values(&snap, "pvar_mpi_send_calls"));
+            // The interposer names its communicators for readers outside
+            // MPI_T: each instance carries the report's label.
+            named.push(
+                snap["variables"]
+                    .as_array()
+                    .expect("variables")
+                    .iter()
+                    .filter(|v| v["name"] == "pvar_mpi_send_calls")
+                    .map(|v| {
+                        (
+                            v["object"].as_u64().expect("a bound instance's object"),
+                            v["object_label"].as_str().unwrap_or("").to_string(),
+                        )
+                    })
+                    .collect(),
+            );
             // One frame of `pvar top`: the same per-peer counts (the rank
             // holds, so they no longer change).
             let top = Command::new(&cli)
@@ -1430,6 +1447,17 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
                 want_peer,
                 "rank {rank}: pvar top's pvar_mpi_peer_send_msgs\n{frame}"
             );
+            let top = Command::new(&cli)
+                .args(["top", &pid.to_string(), "--plain", "--iterations", "1"])
+                .args(["--filter", "pvar_mpi_send_calls"])
+                .env("PVAR_EXPORT_DIR", &export_dir)
+                .output()
+                .expect("run pvar top");
+            let frame = String::from_utf8_lossy(&top.stdout);
+            assert!(
+                frame.contains("comm MPI_COMM_WORLD"),
+                "rank {rank}: pvar top names the communicators\n{frame}"
+            );
         }
         std::fs::write(&go, b"go").expect("create the go file");
         let job = job.finish();
@@ -1439,6 +1467,22 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
         let report = Report::read(&json, &job.context());
         check_report_against_counted(&report, &counted, 2, &job.context());
         for (rank, instances) in seen.iter().enumerate() {
+            // The labels read from outside are the report's (schema v2:
+            // one entry per labelled instance, the same on every rank).
+            let labels: HashSet<&str> = report.json["variables"]
+                .as_array()
+                .expect("variables")
+                .iter()
+                .filter(|v| v["name"] == "pvar_mpi_send_calls")
+                .filter_map(|v| v["instance"]["label"].as_str())
+                .collect();
+            for (object, name) in &named[rank] {
+                assert!(
+                    labels.contains(name.as_str()),
+                    "rank {rank}: object {object:#x} is {name:?} from outside, not a label of \
+                     the report's pvar_mpi_send_calls {labels:?}"
+                );
+            }
             for c in counted.iter().filter(|c| c.rank == rank && c.comm != "*") {
                 let got = instances
                     .iter()

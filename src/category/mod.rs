@@ -440,7 +440,7 @@ impl Categories {
             .by_name
             .get(name)
             .copied()
-            .ok_or(Error::InvalidName)
+            .ok_or_else(|| Error::no_such_name(format!("no category named {name:?}")))
     }
 
     /// `MPI_T_category_changed`: a stamp that increases with every change

@@ -84,7 +84,12 @@ impl Cvars {
     /// Index of the control variable named `name`
     /// (`MPI_T_cvar_get_index`); `MPI_T_ERR_INVALID_NAME` if none.
     pub fn index(&self, name: &str) -> Result<usize> {
-        self.vars.index(name).ok_or(Error::InvalidName)
+        self.vars.index(name).ok_or_else(|| {
+            Error::no_such_name(format!(
+                "no control variable named {name:?} in this registry (a `cvar!` static \
+                 registers itself in pvar::global() when first read or `.register()`ed)"
+            ))
+        })
     }
 
     /// The environment variable whose value control variable `index`

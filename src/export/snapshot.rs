@@ -33,9 +33,8 @@
 use std::collections::HashMap;
 
 use crate::event::source::monotonic_ns;
-use crate::hot::storage::reader::Reader;
+use crate::hot::storage::reader::Following;
 use crate::hot::storage::{Backing, Storage};
-use crate::lockfree::tagged::RunTag;
 use crate::pvar::table::Body;
 use crate::registry::Registry;
 use crate::sync::Arc;
@@ -144,6 +143,10 @@ pub struct VarSnapshot {
     pub bind: BindKind,
     /// The object of this instance (bound variables).
     pub object: Option<u64>,
+    /// The name its component gave that object, if any
+    /// ([`Pvars::label_object`](crate::Pvars::label_object): the MPI
+    /// interposer names its communicators `MPI_COMM_WORLD`, `comm[0-3]`).
+    pub object_label: Option<String>,
     /// Read-only, continuous and atomic flags of the variable.
     pub readonly: bool,
     /// See [`VarSnapshot::readonly`].
@@ -240,31 +243,6 @@ impl Snapshot {
     }
 }
 
-/// What the observer holds on a variable it reads beyond its values: a
-/// started [`Reader`] (a watermark's marks, a callback variable told
-/// `Start`), stopped and released when the observer drops it — the
-/// lifecycle of a tool's handle, from the same code.
-struct Watch {
-    reader: Reader,
-    started: RunTag,
-}
-
-impl Watch {
-    fn new(storage: Arc<Storage>) -> Watch {
-        let reader = Reader::new(storage);
-        let started = RunTag::INITIAL.next(true);
-        reader.started(started);
-        Watch { reader, started }
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        self.reader.stopped(self.started.next(false));
-        self.reader.release();
-    }
-}
-
 /// Takes successive [`Snapshot`]s of a registry, keeping what it needs
 /// between them (watermark subscriptions, callback variables it was bound
 /// to). See the module documentation for what it reads per class.
@@ -279,7 +257,7 @@ pub struct Observer {
     program: String,
     /// Watermarks (with marks followed) and callback variables read, by
     /// index and bound object.
-    watches: HashMap<(usize, Option<u64>), Watch>,
+    watches: HashMap<(usize, Option<u64>), Following>,
 }
 
 impl std::fmt::Debug for Observer {
@@ -391,6 +369,7 @@ impl Observer {
                 verbosity: info.verbosity,
                 bind: info.bind,
                 object: None,
+                object_label: None,
                 readonly: info.readonly,
                 continuous: info.continuous,
                 atomic: info.atomic,
@@ -428,6 +407,7 @@ impl Observer {
                     for object in objects {
                         let mut v = base.clone();
                         v.object = Some(object);
+                        v.object_label = pvars.object_label(info.bind, object);
                         match pvars.instance(index, object) {
                             Ok(s) if active && s.is_live() => self.read(&mut v, &s, Some(object)),
                             _ => v.active = false,
@@ -446,7 +426,7 @@ impl Observer {
             .map(|v| (v.index, v.object))
             .collect();
         self.watches
-            .retain(|k, w| live.contains(k) || !w.reader.has_marks());
+            .retain(|k, w| live.contains(k) || !w.reader().has_marks());
         snap
     }
 
@@ -454,14 +434,14 @@ impl Observer {
     /// on first use (as a tool's handle would be).
     fn callback(&mut self, index: usize, active: bool) -> Option<Arc<Storage>> {
         if let Some(w) = self.watches.get(&(index, None)) {
-            return Some(w.reader.storage().clone());
+            return Some(w.reader().storage().clone());
         }
         if !active {
             return None;
         }
         let storage = self.registry.pvars_shared().resolve(index, None).ok()?;
         self.watches
-            .insert((index, None), Watch::new(storage.clone()));
+            .insert((index, None), Following::new(storage.clone()));
         Some(storage)
     }
 
@@ -476,15 +456,15 @@ impl Observer {
                 let watch = self
                     .watches
                     .entry((v.index, object))
-                    .or_insert_with(|| Watch::new(storage.clone()));
-                if !Arc::ptr_eq(watch.reader.storage(), storage) {
+                    .or_insert_with(|| Following::new(storage.clone()));
+                if !Arc::ptr_eq(watch.reader().storage(), storage) {
                     // A new instance for the same object: follow it.
-                    *watch = Watch::new(storage.clone());
+                    *watch = Following::new(storage.clone());
                 }
                 v.marks = Some(
                     (0..storage.count)
                         .map(|i| {
-                            let mark = watch.reader.mark(i).unwrap_or(0);
+                            let mark = watch.reader().mark(i).unwrap_or(0);
                             Number::from_bits(dt, storage.to_output(mark))
                         })
                         .collect(),

@@ -8,7 +8,8 @@
 //!             program:str engine_version:str
 //! var       = index:u32 name:str description:str class:i32 datatype:i32
 //!             verbosity:i32 bind:i32 flags:u8 category:i32 enumeration:i32
-//!             [object:u64 if flags.OBJECT] count:u32 value:u64*count
+//!             [object:u64 if flags.OBJECT] [label:str if flags.LABEL]
+//!             count:u32 value:u64*count
 //!             [mark:u64*count if flags.MARKS]
 //! cat       = name:str description:str npvars:u32 index:u32* nsub:u32 index:u32*
 //! enum      = name:str nitems:u32 (value:i32 name:str)*
@@ -33,7 +34,7 @@ use crate::vocabulary::datatype::Datatype;
 use crate::vocabulary::kinds::{BindKind, PvarClass, Verbosity};
 
 /// The payload format's version. A reader refuses any other.
-pub const PAYLOAD_VERSION: u32 = 1;
+pub const PAYLOAD_VERSION: u32 = 2;
 
 const FLAG_READONLY: u8 = 1;
 const FLAG_CONTINUOUS: u8 = 2;
@@ -41,7 +42,8 @@ const FLAG_ATOMIC: u8 = 4;
 const FLAG_ACTIVE: u8 = 8;
 const FLAG_OBJECT: u8 = 16;
 const FLAG_MARKS: u8 = 32;
-const FLAGS_KNOWN: u8 = 63;
+const FLAG_LABEL: u8 = 64;
+const FLAGS_KNOWN: u8 = 127;
 
 /// Why a payload was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +90,7 @@ pub fn encode(snap: &Snapshot, out: &mut Vec<u8>) {
             (v.active, FLAG_ACTIVE),
             (v.object.is_some(), FLAG_OBJECT),
             (v.marks.is_some(), FLAG_MARKS),
+            (v.object.is_some() && v.object_label.is_some(), FLAG_LABEL),
         ]
         .iter()
         .filter(|(on, _)| *on)
@@ -97,6 +100,9 @@ pub fn encode(snap: &Snapshot, out: &mut Vec<u8>) {
         e.opt_index(v.enumeration);
         if let Some(o) = v.object {
             e.u64(o);
+            if let Some(label) = &v.object_label {
+                e.str(label);
+            }
         }
         e.len(v.values.len());
         for n in &v.values {
@@ -169,6 +175,11 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, WireError> {
         } else {
             None
         };
+        let object_label = match (object, flags & FLAG_LABEL != 0) {
+            (Some(_), true) => Some(d.str()?),
+            (None, true) => return Err(d.error("an object label without an object".into())),
+            (_, false) => None,
+        };
         let count = d.count(8)?;
         let values = (0..count)
             .map(|_| d.u64().map(|b| Number::from_bits(datatype, b)))
@@ -191,6 +202,7 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, WireError> {
             verbosity,
             bind,
             object,
+            object_label,
             readonly: flags & FLAG_READONLY != 0,
             continuous: flags & FLAG_CONTINUOUS != 0,
             atomic: flags & FLAG_ATOMIC != 0,

@@ -10,7 +10,7 @@
 //! | COUNTER | [`Counter`] | `inc`, `add`, `local`, `get` |
 //! | AGGREGATE | [`Aggregate<T>`] | `add` (`u32`, `u64`, `f64`), `get` |
 //! | TIMER | [`Timer`] | `start`, `stop`, `scoped`, `add_elapsed`, `get_seconds` |
-//! | HIGH/LOWWATERMARK | [`HighWatermark<T>`], [`LowWatermark<T>`] | `init`, `update`, `level` |
+//! | HIGH/LOWWATERMARK | [`HighWatermark<T>`], [`LowWatermark<T>`] | `init`, `update`, `level`, `watch` (a mark of its own: [`WatermarkMark`]) |
 //! | GENERIC | [`Generic<T>`] | `set`, `get` |
 //!
 //! Every update has an `_at(i, …)` form for arrays. Variables bound to
@@ -57,9 +57,9 @@ pub use builder::PvarBuilder;
 pub use counter::{Aggregate, Counter, LocalCounter};
 pub use level::Level;
 pub use shared::{Generic, Percentage, Size, State};
-pub use site::{Site, SiteDecl, SiteRef};
+pub use site::{DeclaredSite, Site, SiteDecl, SiteRef};
 pub use table::Pvars;
 pub use timer::{Timer, TimerGuard};
 pub(crate) use var_id::ENABLED;
 pub use var_id::{ClassHandle, ComponentHandle};
-pub use watermark::{HighWatermark, LowWatermark};
+pub use watermark::{HighWatermark, LowWatermark, WatermarkMark};

@@ -11,15 +11,41 @@
 #[macro_export]
 macro_rules! __pvar_site {
     ($handle:ty, $name:literal $(, $key:ident = $value:expr)*) => {{
+        const LOCATION: &str = ::core::concat!(::core::file!(), ":", ::core::line!());
         static SITE: $crate::Site<$handle> = $crate::Site::new(
-            $crate::SiteDecl::new(
-                $name,
-                ::core::concat!(::core::file!(), ":", ::core::line!()),
-            )
+            $crate::SiteDecl::new($name, LOCATION)
             $(.$key($value))*,
             $crate::__private::global_pvars,
         );
         $crate::__pvar_site_cache!(CACHE);
+        // The site in the list of declared sites, so that a lookup by name
+        // finds it before it runs (see `pvar::SiteRef`).
+        fn register() -> usize {
+            $crate::SiteRef::new(&SITE, &CACHE).index()
+        }
+        static DECLARED: $crate::__private::DeclaredSite = $crate::__private::DeclaredSite::new(
+            $name,
+            <$handle as $crate::ClassHandle>::CLASS,
+            LOCATION,
+            $crate::__private::global_pvars,
+            register,
+        );
+        // An `.init_array` entry: the loader calls it before `main` (the
+        // platforms are those of `LISTED_BEFORE_MAIN` in site.rs). The
+        // section holds pointers to functions taking no arguments that
+        // the loader may call at start-up; `list` only links a `static`
+        // into a list (no allocation, no lock, nothing that needs `main`).
+        #[used]
+        #[cfg_attr(
+            any(target_os = "linux", target_os = "android", target_os = "freebsd"),
+            unsafe(link_section = ".init_array")
+        )]
+        static LIST: extern "C" fn() = {
+            extern "C" fn list() {
+                DECLARED.list();
+            }
+            list
+        };
         $crate::SiteRef::new(&SITE, &CACHE)
     }};
 }

@@ -8,9 +8,12 @@
 //! identical metadata returns the existing variable (reactivated), with
 //! different metadata it is an error naming both.
 
+use std::collections::HashMap;
+
 use crate::category::Categories;
 use crate::hot::storage::{Backing, Hot, Storage};
 use crate::lockfree::var_table::{ActiveFlag, Instances, Registered, VarTable};
+use crate::sync::unmodelled::{Arc as SharedText, Mutex};
 use crate::sync::{Arc, Ordering};
 use crate::vocabulary::callback::{Callbacks, Notify};
 use crate::vocabulary::enumeration::Enumerations;
@@ -137,6 +140,8 @@ pub struct Pvars {
     vars: VarTable<(String, PvarClass), Variable>,
     categories: Arc<Categories>,
     enums: Arc<Enumerations>,
+    /// The names components gave their objects ([`Pvars::label_object`]).
+    labels: Mutex<HashMap<(BindKind, u64), SharedText<str>>>,
 }
 
 impl std::fmt::Debug for Pvars {
@@ -158,6 +163,7 @@ impl Pvars {
             vars: VarTable::new(),
             categories,
             enums,
+            labels: Mutex::new(HashMap::new()),
         }
     }
 
@@ -201,11 +207,98 @@ impl Pvars {
     }
 
     /// Index of the variable with `name` and `class`
-    /// (`MPI_T_pvar_get_index`); `MPI_T_ERR_INVALID_NAME` if there is none.
+    /// (`MPI_T_pvar_get_index`).
+    ///
+    /// A variable declared by a use-site macro (`pvar::counter!("sent")`)
+    /// whose site has not run yet is registered now and found (in the
+    /// global registry, on Linux; see [`SiteRef`](crate::SiteRef)).
+    /// Otherwise `MPI_T_ERR_INVALID_NAME`, whose reason names the variable
+    /// and says why: no such name, the name registered in another class,
+    /// or a use site that registers it in [`global`](crate::global) while
+    /// this is another registry.
+    ///
+    /// ```
+    /// use pvar::PvarClass;
+    ///
+    /// fn on_send(bytes: u64) {
+    ///     pvar::counter!("doc_lookup_sent", description = "messages sent").inc();
+    ///     pvar::aggregate!("doc_lookup_bytes").add(bytes);
+    /// }
+    ///
+    /// // A tool looks the component's variables up before any message is sent.
+    /// let reg = pvar::global();
+    /// # if cfg!(target_os = "linux") {
+    /// let sent = reg.pvars().index("doc_lookup_sent", PvarClass::Counter)?;
+    /// let session = reg.session()?;
+    /// let h = session.handle(sent)?.typed::<u64>()?;
+    /// h.start()?;
+    /// on_send(64);
+    /// assert_eq!(h.read()?, 1);
+    /// # }
+    /// // A wrong guess of the class: the error names the variable and the class it has.
+    /// let e = reg.pvars().index("doc_lookup_bytes", PvarClass::Counter).unwrap_err();
+    /// assert_eq!(e.code(), pvar::ErrorCode::InvalidName);
+    /// # if cfg!(target_os = "linux") {
+    /// assert!(e.to_string().contains(r#""doc_lookup_bytes" has class AGGREGATE"#), "{e}");
+    /// # }
+    /// # Ok::<(), pvar::Error>(())
+    /// ```
     pub fn index(&self, name: &str, class: PvarClass) -> Result<usize> {
-        self.vars
-            .index(&(name.to_string(), class))
-            .ok_or(Error::InvalidName)
+        match self.vars.index(&(name.to_string(), class)) {
+            Some(index) => Ok(index),
+            None => super::site::register_declared(self, name, class),
+        }
+    }
+
+    /// Whether a variable `name` of `class` is registered (without
+    /// registering a declared use site).
+    pub(crate) fn is_registered(&self, name: &str, class: PvarClass) -> bool {
+        self.vars.index(&(name.to_string(), class)).is_some()
+    }
+
+    /// Names `object` (a handle value of kind `bind`) for readers outside
+    /// the tool interface: a [`Snapshot`](crate::export::Snapshot) carries
+    /// the name with each instance bound to the object, and `pvar read` /
+    /// `pvar top` show `comm MPI_COMM_WORLD` instead of `comm 0x…`. MPI_T
+    /// itself has no such name (a tool names objects by their handles).
+    ///
+    /// The component that knows its objects names them, and forgets the
+    /// name ([`forget_object_label`](Self::forget_object_label)) when the
+    /// object goes away, before its handle value can be reused: the MPI
+    /// interposer names its communicators (`MPI_COMM_WORLD`, `comm[0-3]`)
+    /// this way. Naming an object again replaces its name.
+    ///
+    /// ```
+    /// use pvar::BindKind;
+    /// let reg = pvar::Registry::new();
+    /// reg.pvars().label_object(BindKind::Comm, 0x101, "MPI_COMM_WORLD");
+    /// assert_eq!(reg.pvars().object_label(BindKind::Comm, 0x101).as_deref(), Some("MPI_COMM_WORLD"));
+    /// reg.pvars().forget_object_label(BindKind::Comm, 0x101);
+    /// assert_eq!(reg.pvars().object_label(BindKind::Comm, 0x101), None);
+    /// ```
+    ///
+    /// Not async-signal-safe (a mutex, an allocation).
+    pub fn label_object(&self, bind: BindKind, object: u64, label: &str) {
+        self.with_labels(|l| l.insert((bind, object), SharedText::from(label)));
+    }
+
+    /// Forgets the name of `object` (nothing if it has none). Not
+    /// async-signal-safe.
+    pub fn forget_object_label(&self, bind: BindKind, object: u64) {
+        self.with_labels(|l| l.remove(&(bind, object)));
+    }
+
+    /// The name given to `object`, if any. Not async-signal-safe.
+    pub fn object_label(&self, bind: BindKind, object: u64) -> Option<String> {
+        self.with_labels(|l| l.get(&(bind, object)).map(|n| n.to_string()))
+    }
+
+    fn with_labels<R>(
+        &self,
+        f: impl FnOnce(&mut HashMap<(BindKind, u64), SharedText<str>>) -> R,
+    ) -> R {
+        // A panic while holding the lock leaves a usable map.
+        f(&mut self.labels.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Deactivates variable `index` (its component was unloaded): the index

@@ -31,9 +31,9 @@ pub(crate) mod asymmetric;
 mod imp {
     #[allow(unused_imports)]
     pub(crate) use std::sync::Arc;
-    /// Flags of the fast paths and the running sampler: outside every
-    /// model (their users are not built under loom).
-    #[cfg(not(loom))]
+    /// Flags of the fast paths, the running sampler, the list of declared
+    /// use sites: outside every model (the list is linked before `main`,
+    /// the others' users are not built under loom).
     pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr};
     #[allow(unused_imports)]
     pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
@@ -165,9 +165,9 @@ pub(crate) mod unmodelled {
     /// registration paths.
     pub(crate) use std::sync::Mutex;
     pub(crate) use std::sync::OnceLock;
-    /// Flags of the fast paths and the running sampler: outside every
-    /// model (their users are not built under loom).
-    #[cfg(not(loom))]
+    /// Flags of the fast paths, the running sampler, the list of declared
+    /// use sites: outside every model (the list is linked before `main`,
+    /// the others' users are not built under loom).
     pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr};
     pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
     /// `std`'s thread-locals, for state outside the engine (the C

@@ -315,6 +315,12 @@ impl<'s> Handle<'s> {
     }
 }
 
+impl<'s> AsRef<Handle<'s>> for Handle<'s> {
+    fn as_ref(&self) -> &Handle<'s> {
+        self
+    }
+}
+
 impl Drop for Handle<'_> {
     fn drop(&mut self) {
         // Give the reader reference back first, so that the free is
@@ -349,6 +355,14 @@ impl<T> std::fmt::Debug for TypedHandle<'_, T> {
             .field("handle", &self.handle)
             .field("type", &core::any::type_name::<T>())
             .finish()
+    }
+}
+
+impl<'s, T> AsRef<Handle<'s>> for TypedHandle<'s, T> {
+    /// The untyped handle (what APIs that take either, such as the
+    /// sampler's builder, use).
+    fn as_ref(&self) -> &Handle<'s> {
+        &self.handle
     }
 }
 

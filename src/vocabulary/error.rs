@@ -5,8 +5,9 @@
 //! plus `MPI_ERR_ARG`, the MPI error class `MPI_T_init_thread` returns for
 //! a thread level that is not one of the four (as MPICH does; the standard
 //! names no MPI_T code for it);
-//! the two codes whose cause takes explaining, `MPI_T_ERR_INVALID` and
-//! `MPI_T_ERR_INVALID_INDEX`, carry the reason. [`ErrorCode`] is the same
+//! the three codes whose cause takes explaining, `MPI_T_ERR_INVALID`,
+//! `MPI_T_ERR_INVALID_INDEX` and `MPI_T_ERR_INVALID_NAME`, carry the
+//! reason. [`ErrorCode`] is the same
 //! list without data (as `std::io::ErrorKind` is to `std::io::Error`), for
 //! matching and for the C interface; success is not an error, and is
 //! neither. Errors made on async-signal-safe paths carry only `'static`
@@ -56,8 +57,10 @@ pub enum Error {
     /// `MPI_T_ERR_INVALID_HANDLE`: not a live handle of this session.
     InvalidHandle,
     /// `MPI_T_ERR_INVALID_NAME`: no variable, category or enumeration has
-    /// this name.
-    InvalidName,
+    /// this name; the reason names what was looked up and, where it can,
+    /// why it is not there (a use-site variable not yet registered, a
+    /// variable of that name in another class).
+    InvalidName(Reason),
     /// `MPI_T_ERR_OUT_OF_HANDLES`: no more handles available.
     OutOfHandles,
     /// `MPI_T_ERR_OUT_OF_SESSIONS`: no more sessions available.
@@ -113,10 +116,17 @@ impl Error {
         Self::InvalidIndex(Cow::Borrowed("the variable is no longer active"))
     }
 
-    /// The reason given with `Invalid` or `InvalidIndex`, if any.
+    /// `MPI_T_ERR_INVALID_NAME` for a lookup of `name` that found
+    /// nothing, saying why (the message names the name).
+    pub fn no_such_name(message: String) -> Self {
+        Self::InvalidName(Cow::Owned(message))
+    }
+
+    /// The reason given with `Invalid`, `InvalidIndex` or `InvalidName`,
+    /// if any.
     pub fn reason(&self) -> Option<&str> {
         match self {
-            Self::Invalid(r) | Self::InvalidIndex(r) => Some(r),
+            Self::Invalid(r) | Self::InvalidIndex(r) | Self::InvalidName(r) => Some(r),
             _ => None,
         }
     }
@@ -134,7 +144,7 @@ impl Error {
             Self::InvalidItem => ErrorCode::InvalidItem,
             Self::InvalidSession => ErrorCode::InvalidSession,
             Self::InvalidHandle => ErrorCode::InvalidHandle,
-            Self::InvalidName => ErrorCode::InvalidName,
+            Self::InvalidName(_) => ErrorCode::InvalidName,
             Self::OutOfHandles => ErrorCode::OutOfHandles,
             Self::OutOfSessions => ErrorCode::OutOfSessions,
             Self::CvarSetNotNow => ErrorCode::CvarSetNotNow,
@@ -161,7 +171,7 @@ impl From<ErrorCode> for Error {
             ErrorCode::InvalidItem => Self::InvalidItem,
             ErrorCode::InvalidSession => Self::InvalidSession,
             ErrorCode::InvalidHandle => Self::InvalidHandle,
-            ErrorCode::InvalidName => Self::InvalidName,
+            ErrorCode::InvalidName => Self::InvalidName(Cow::Borrowed("no such name")),
             ErrorCode::OutOfHandles => Self::OutOfHandles,
             ErrorCode::OutOfSessions => Self::OutOfSessions,
             ErrorCode::CvarSetNotNow => Self::CvarSetNotNow,

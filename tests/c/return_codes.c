@@ -314,6 +314,13 @@ int main(void) {
         CHECK_RC(MPI_T_pvar_handle_free(s, &hq), MPI_SUCCESS);
     }
 
+    /* Object labels: a bind kind of objects only; NULL forgets. */
+    CHECK_RC(pvar_object_label(PVAR_BIND_MPI_COMM, PVAR_OBJECT_COMM_SELF, "MPI_COMM_SELF"),
+             MPI_SUCCESS);
+    CHECK_RC(pvar_object_label(PVAR_BIND_MPI_COMM, PVAR_OBJECT_COMM_SELF, NULL), MPI_SUCCESS);
+    CHECK_RC(pvar_object_label(0, 1, "no object"), MPI_T_ERR_INVALID);
+    CHECK_RC(pvar_object_label(-5, 1, "no such kind"), MPI_T_ERR_INVALID);
+
     /* A dropped bound cvar value. */
     {
         MPI_T_cvar_handle cb;

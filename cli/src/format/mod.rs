@@ -13,4 +13,4 @@ mod text;
 
 pub use numbers::{group, group_signed, significant};
 pub use table::{Col, Table};
-pub use text::{html_escape, json_safe, terminal_safe, terminal_safe_lines};
+pub use text::{html_escape, json_safe, shorten_middle, terminal_safe, terminal_safe_lines, width};

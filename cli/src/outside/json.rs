@@ -22,6 +22,7 @@
 //!       "verbosity": "MPI_T_VERBOSITY_USER_BASIC",
 //!       "bind": "MPI_T_BIND_NO_OBJECT",
 //!       "object": null,          // a bound instance's object handle (a number)
+//!       "object_label": null,    // the name its component gave the object ("MPI_COMM_WORLD"), or null
 //!       "readonly": true, "continuous": true, "atomic": false,
 //!       "active": true,          // false: no values (inactive, or no instance)
 //!       "category": "demo_traffic",    // or null
@@ -81,6 +82,7 @@ struct VariableJson<'a> {
     verbosity: &'static str,
     bind: &'static str,
     object: Option<u64>,
+    object_label: Option<&'a str>,
     readonly: bool,
     continuous: bool,
     atomic: bool,
@@ -133,6 +135,7 @@ fn variable<'a>(snap: &'a Snapshot, v: &'a VarSnapshot) -> VariableJson<'a> {
         verbosity: v.verbosity.c_name(),
         bind: v.bind.c_name(),
         object: v.object,
+        object_label: v.object_label.as_deref(),
         readonly: v.readonly,
         continuous: v.continuous,
         atomic: v.atomic,

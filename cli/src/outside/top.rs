@@ -22,6 +22,7 @@ use pvar::export::{Region, Snapshot};
 
 use super::Res;
 use super::open::{describe, is_gone, writer_gone};
+use crate::format::terminal_safe;
 use model::{History, Settings, Sort, categories_with_variables, category_set, entries};
 use term::{Key, Terminal};
 
@@ -29,9 +30,11 @@ use term::{Key, Terminal};
 #[derive(clap::Args)]
 pub struct Args {
     /// The process to watch (it must export: `PVAR_EXPORT=1`, or
-    /// `pvar demo`).
+    /// `pvar demo`). Without it: the only process of this user that
+    /// exports; if there are several, they are listed (as `pvar read`
+    /// lists them) and one must be named.
     #[arg(value_name = "PID")]
-    pid: u32,
+    pid: Option<u32>,
     /// Seconds between frames, 0.05 to 3600.
     #[arg(long, default_value_t = 1.0, value_name = "SECS", allow_negative_numbers = true,
           value_parser = parse_interval)]
@@ -92,9 +95,51 @@ fn next(region: &mut Region, pid: u32) -> Res<Next> {
     }
 }
 
+/// The process `pvar top` without a pid watches: the only one of this
+/// user that exports (whose region can be read); none or several is an
+/// error that says what to do, listing them.
+fn only_exporting() -> Res<u32> {
+    let listing = super::open::list_regions();
+    let readable: Vec<(u32, String)> = listing
+        .regions
+        .iter()
+        .filter_map(|l| {
+            let mut region = pvar::export::Region::open_path(&l.path, l.pid)
+                .and_then(|r| r.check_alive().map(|()| r))
+                .ok()?;
+            let snap = super::read(&mut region, l.pid, false).ok()?;
+            Some((l.pid, snap.process.program))
+        })
+        .collect();
+    match readable.as_slice() {
+        [(pid, _)] => Ok(*pid),
+        [] => Err(format!(
+            "no process of this user exports its variables in {} (run one with \
+             PVAR_EXPORT=1, or `pvar demo`; `pvar read` lists what is there)",
+            terminal_safe(&listing.dir.display().to_string())
+        )
+        .into()),
+        several => {
+            let list: Vec<String> = several
+                .iter()
+                .map(|(pid, program)| format!("  {pid:>8}  {}", terminal_safe(program)))
+                .collect();
+            Err(format!(
+                "{} processes export their variables; name one (pvar top PID):\n       PID  PROGRAM\n{}",
+                several.len(),
+                list.join("\n")
+            )
+            .into())
+        }
+    }
+}
+
 /// Runs `pvar top`.
 pub fn run(args: Args) -> Res<()> {
-    let pid = args.pid;
+    let pid = match args.pid {
+        Some(pid) => pid,
+        None => only_exporting()?,
+    };
     let mut region = super::open(pid)?;
     let first = super::read(&mut region, pid, false)?;
     if let Some(c) = &args.category
@@ -142,7 +187,8 @@ fn plain(
         let e = entries(&history, settings);
         let f = render::frame(&history, &e, settings, None, None, false);
         if frames > 0 {
-            writeln!(out, "{}", "-".repeat(f.header[2].chars().count().max(40)))?;
+            let titles = f.header.last().map_or(0, |t| t.chars().count());
+            writeln!(out, "{}", "-".repeat(titles.max(40)))?;
         }
         for l in f.header.iter().chain(&f.body) {
             writeln!(out, "{l}")?;

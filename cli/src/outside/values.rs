@@ -19,9 +19,14 @@ pub fn bind_name(v: &VarSnapshot) -> String {
         .to_ascii_lowercase()
 }
 
-/// The object of a bound instance as `comm 0x101`.
+/// The object of a bound instance: `comm MPI_COMM_WORLD` if its component
+/// named it, else `comm 0x101` (the handle value).
 pub fn object_text(v: &VarSnapshot) -> Option<String> {
-    v.object.map(|o| format!("{} {o:#x}", bind_name(v)))
+    let o = v.object?;
+    Some(match &v.object_label {
+        Some(label) => format!("{} {label}", bind_name(v)),
+        None => format!("{} {o:#x}", bind_name(v)),
+    })
 }
 
 /// The enumeration item name of `n` for a STATE variable with an

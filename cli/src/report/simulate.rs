@@ -388,6 +388,7 @@ impl Synthetic {
                     verbosity: Verbosity::UserBasic,
                     bind,
                     object,
+                    object_label: None,
                     readonly: true,
                     continuous: true,
                     atomic: false,

@@ -14,7 +14,7 @@
 //! | PERCENTAGE | unit `ratio` |
 //! | a description ending in `[unit: <u>]` (the `metrics` recorder's) | unit `<u>`, the mark left out of the help |
 //! | array element `i` | label `element="i"` |
-//! | bound instance | labels `bind="comm"` (the bind kind) and `object="0x…"` |
+//! | bound instance | labels `bind="comm"` (the bind kind), `object="0x…"` and, when the component named the object, `object_label="MPI_COMM_WORLD"` |
 //! | a name in series notation, `base{k="v",…}` (the `metrics` recorder's) | family `base`, labels `k="v",…` |
 //!
 //! A family with a unit has a name that ends in it (`send_time_seconds`),
@@ -212,6 +212,9 @@ fn variable_item<'a>(
         if let Some(o) = v.object {
             added.push(("bind".into(), bind_label(v.bind).into()));
             added.push(("object".into(), format!("{o:#x}")));
+            if let Some(name) = &v.object_label {
+                added.push(("object_label".into(), name.clone()));
+            }
         }
         if values.len() > 1 {
             added.push(("element".into(), i.to_string()));

@@ -264,6 +264,37 @@ pub unsafe extern "C" fn pvar_bound_drop(bound: *mut c_void, object: u64) -> c_i
     })
 }
 
+/// Names `object` (a handle value of bind kind `bind`, a `PVAR_BIND_*`
+/// constant) for readers outside MPI_T: exported snapshots, `pvar read`
+/// and `pvar top` show the name instead of the handle value
+/// ([`Pvars::label_object`](crate::Pvars::label_object)). `label` NULL
+/// forgets the name (do so before the handle value can be reused).
+/// `MPI_T_ERR_INVALID` for an unknown bind kind, `PVAR_BIND_NO_OBJECT`, or
+/// a label that is not UTF-8.
+///
+/// # Safety
+/// `label` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pvar_object_label(
+    bind: c_int,
+    object: u64,
+    label: *const c_char,
+) -> c_int {
+    guarded(|| {
+        let kind = BindKind::from_raw(bind)
+            .filter(|k| *k != BindKind::NoObject)
+            .ok_or(ERR_INVALID)?;
+        // SAFETY: caller's contract.
+        let label = unsafe { opt_str(label) }?;
+        let pvars = registry().pvars();
+        match label {
+            Some(l) => pvars.label_object(kind, object, l),
+            None => pvars.forget_object_label(kind, object),
+        }
+        Ok(())
+    })
+}
+
 /// Frees a `pvar_bound` (the variable stays registered).
 ///
 /// # Safety

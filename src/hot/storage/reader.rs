@@ -123,3 +123,39 @@ impl Reader {
         }
     }
 }
+
+/// A reader started when made and followed to its end, for readers that
+/// have no run word of their own: the exporter's observer
+/// (`export/snapshot.rs`) and a component's own
+/// [`WatermarkMark`](crate::WatermarkMark). Made: [`Reader::new`] then
+/// [`Reader::started`]; dropped: [`Reader::stopped`] then
+/// [`Reader::release`] — the lifecycle of a tool's handle, from the same
+/// code.
+pub(crate) struct Following {
+    reader: Reader,
+    started: RunTag,
+}
+
+impl Following {
+    /// Binds and starts a reader of `storage`. Allocates (see
+    /// [`Reader::new`]): not async-signal-safe.
+    pub(crate) fn new(storage: Arc<Storage>) -> Following {
+        let reader = Reader::new(storage);
+        let started = RunTag::INITIAL.next(true);
+        reader.started(started);
+        Following { reader, started }
+    }
+
+    /// The started reader.
+    #[inline]
+    pub(crate) fn reader(&self) -> &Reader {
+        &self.reader
+    }
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.reader.stopped(self.started.next(false));
+        self.reader.release();
+    }
+}

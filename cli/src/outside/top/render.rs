@@ -9,16 +9,47 @@ use pvar::PvarClass;
 use pvar::export::{Number, Snapshot, VarSnapshot};
 
 use super::model::{Entry, History, Instance, Settings, scale, summary, summary_label};
-use crate::format::{group, group_signed, terminal_safe};
+use crate::format::{group, group_signed, shorten_middle, terminal_safe, width as text_width};
 use crate::outside::values::{age_s, item_name, number_text, object_text, short_float};
 
 /// Arrays up to this many elements get a sub-row per element.
 pub const ELEMENT_ROWS: usize = 8;
 
+/// The key help of the interactive view.
+const KEYS: &str = "[q]uit [s]ort [r]everse [/]filter [c]ategory";
+
+/// Column widths when the screen has room (and in plain output): wide
+/// enough that columns do not move as values grow.
 const CLASS_W: usize = 13;
 const VALUE_W: usize = 16;
 const RATE_W: usize = 14;
 const MARK_W: usize = 12;
+/// Names are never given fewer columns than this (a narrower screen cuts
+/// the rows' ends instead).
+const NAME_MIN: usize = 12;
+
+/// The widths of the columns after the name.
+#[derive(Debug, Clone, Copy)]
+struct Widths {
+    class: usize,
+    value: usize,
+    rate: usize,
+    mark: usize,
+}
+
+impl Widths {
+    const ROOMY: Widths = Widths {
+        class: CLASS_W,
+        value: VALUE_W,
+        rate: RATE_W,
+        mark: MARK_W,
+    };
+
+    /// Columns the cells after the name take, with their separators.
+    fn total(self) -> usize {
+        self.class + self.value + self.rate + self.mark + 8
+    }
+}
 
 /// A frame: header lines (always shown) and body lines (scrolled).
 pub struct Frame {
@@ -40,6 +71,20 @@ enum Line {
     },
     /// Free text (a compact list of elements), wrapped to the width.
     Text { depth: usize, text: String },
+}
+
+/// Cell `i` after the name (class, value, rate, mark) of a row.
+fn row_cell(l: &Line, i: usize) -> Option<&str> {
+    match l {
+        Line::Row {
+            class,
+            value,
+            rate,
+            mark,
+            ..
+        } => Some([*class, value.as_str(), rate.as_str(), mark.as_str()][i]),
+        Line::Text { .. } => None,
+    }
 }
 
 /// One element in its display unit: a STATE's item name, a TIMER in
@@ -206,15 +251,24 @@ fn entry_lines(snap: &Snapshot, e: &Entry<'_>, out: &mut Vec<Line>) {
     }
 }
 
-/// Cuts `s` to `w` characters, with `…` for what is left out.
-fn cut(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
-        t.push('…');
-        t
+/// Joins `parts` with two spaces into lines of at most `w` characters
+/// (`None`: one line), breaking between parts: a header line that does
+/// not fit the screen continues on the next instead of being cut.
+fn fit(parts: &[String], w: Option<usize>) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for p in parts.iter().filter(|p| !p.is_empty()) {
+        let last = lines.last_mut().expect("one line at least");
+        let len = text_width(last);
+        if len > 0 && w.is_some_and(|w| len + 2 + text_width(p) > w) {
+            lines.push(p.clone());
+        } else {
+            if len > 0 {
+                last.push_str("  ");
+            }
+            last.push_str(p);
+        }
     }
+    lines
 }
 
 /// Splits `text` into lines of at most `w` characters, at spaces where it
@@ -257,21 +311,53 @@ pub fn frame(
     let label_w = lines
         .iter()
         .map(|l| match l {
-            Line::Row { depth, label, .. } => 2 * depth + label.chars().count(),
+            Line::Row { depth, label, .. } => 2 * depth + text_width(label),
             Line::Text { .. } => 0,
         })
         .max()
         .unwrap_or(0)
         .clamp(8, 48);
-    let fixed = CLASS_W + VALUE_W + RATE_W + MARK_W + 8;
+    // On a screen too narrow for the roomy columns, each column takes only
+    // what its cells need, and the names get the rest.
+    let widths = match width {
+        Some(w) if Widths::ROOMY.total() + label_w + 1 > w => {
+            let widest = |header: &str, cell: fn(&Line) -> Option<&str>, cap: usize| {
+                lines
+                    .iter()
+                    .filter_map(cell)
+                    .map(text_width)
+                    .chain([text_width(header)])
+                    .max()
+                    .unwrap_or(0)
+                    .min(cap)
+            };
+            Widths {
+                class: widest("CLASS", |l| row_cell(l, 0), CLASS_W),
+                value: widest("VALUE", |l| row_cell(l, 1), VALUE_W),
+                rate: widest("RATE", |l| row_cell(l, 2), RATE_W),
+                mark: widest("MARK", |l| row_cell(l, 3), MARK_W),
+            }
+        }
+        _ => Widths::ROOMY,
+    };
     let name_w = match width {
-        Some(w) => label_w.min(w.saturating_sub(fixed + 1)).max(8),
+        Some(w) => label_w
+            .min(w.saturating_sub(widths.total() + 1))
+            .max(NAME_MIN),
         None => label_w,
     };
+    let Widths {
+        class: class_w,
+        value: value_w,
+        rate: rate_w,
+        mark: mark_w,
+    } = widths;
     let row = |label: &str, class: &str, value: &str, rate: &str, mark: &str| -> String {
+        // Names that differ only at the end (`…_hwm`, `…_lwm`) stay
+        // distinguishable: shortened in the middle.
         format!(
-            "{:<name_w$}  {:<CLASS_W$}  {:>VALUE_W$}  {:>RATE_W$}  {:>MARK_W$}",
-            cut(label, name_w),
+            "{:<name_w$}  {:<class_w$}  {:>value_w$}  {:>rate_w$}  {:>mark_w$}",
+            shorten_middle(label, name_w),
             class,
             value,
             rate,
@@ -286,39 +372,47 @@ pub fn frame(
         idx.dedup();
         idx.len()
     };
-    let mut header = vec![format!(
-        "pvar top - {} (pid {})  engine {}  threads {}  snapshot #{}, {:.2} s old  \
-         variables {shown}/{total}",
-        if p.program.is_empty() {
-            "?"
-        } else {
-            &p.program
-        },
-        p.pid,
-        p.engine_version,
-        p.live_threads,
-        p.sequence,
-        age_s(snap),
-    )];
-    let settings = status.unwrap_or_else(|| {
-        let dir = match (s.sort, s.reverse) {
-            (super::model::Sort::Name | super::model::Sort::Class, false) => "",
-            (super::model::Sort::Name | super::model::Sort::Class, true) => " (reversed)",
-            (_, false) => " (largest first)",
-            (_, true) => " (smallest first)",
-        };
-        let mut t = format!(
-            "sort: {}{dir}  filter: {}  category: {}",
-            s.sort.label(),
-            if s.filter.is_empty() { "-" } else { &s.filter },
-            s.category.as_deref().unwrap_or("all")
-        );
-        if keys {
-            t.push_str("   [q]uit [s]ort [r]everse [/]filter [c]ategory");
+    let program = if p.program.is_empty() {
+        "?"
+    } else {
+        &p.program
+    };
+    let mut header = fit(
+        &[
+            format!("pvar top - {program} (pid {})", p.pid),
+            format!("engine {}", p.engine_version),
+            format!("threads {}", p.live_threads),
+            format!("snapshot #{}, {:.2} s old", p.sequence, age_s(snap)),
+            format!("variables {shown}/{total}"),
+        ],
+        width,
+    );
+    let settings = match status {
+        Some(status) => vec![status],
+        None => {
+            let dir = match (s.sort, s.reverse) {
+                (super::model::Sort::Name | super::model::Sort::Class, false) => "",
+                (super::model::Sort::Name | super::model::Sort::Class, true) => " (reversed)",
+                (_, false) => " (largest first)",
+                (_, true) => " (smallest first)",
+            };
+            let mut parts = vec![
+                format!("sort: {}{dir}", s.sort.label()),
+                format!(
+                    "filter: {}",
+                    if s.filter.is_empty() { "-" } else { &s.filter }
+                ),
+                format!("category: {}", s.category.as_deref().unwrap_or("all")),
+            ];
+            if keys {
+                // The key help stays one piece: on its own line if the
+                // settings leave no room for it.
+                parts.push(KEYS.to_string());
+            }
+            fit(&parts, width)
         }
-        t
-    });
-    header.push(settings);
+    };
+    header.extend(settings);
     header.push(row("NAME", "CLASS", "VALUE", "RATE", "MARK"));
     let mut body = Vec::new();
     for l in lines {
@@ -392,8 +486,90 @@ mod tests {
         assert!(body.contains("sum 7"), "{body}");
         assert!(body.contains("  [2]"), "{body}");
         assert!(body.contains("[0..19] 0 0"), "{body}");
-        assert!(f.header[2].contains("RATE"), "{:?}", f.header);
+        assert!(f.header.last().unwrap().contains("RATE"), "{:?}", f.header);
         assert!(f.body.iter().all(|l| l.chars().count() <= 100), "{body}");
+    }
+
+    /// The demo's kind of variables on an 80-column terminal: every line
+    /// fits, names that differ only at the end stay apart, the key help is
+    /// whole.
+    #[test]
+    fn eighty_columns_keep_names_apart_and_the_keys_whole() {
+        let reg = pvar::Registry::new();
+        let hwm = reg
+            .high_watermark::<u64>("demo_queue_depth_hwm")
+            .count(4)
+            .register()
+            .unwrap();
+        hwm.update_at(2, 1025);
+        reg.low_watermark::<u64>("demo_queue_depth_lwm")
+            .count(4)
+            .register()
+            .unwrap();
+        reg.counter("demo_msgs_sent")
+            .register()
+            .unwrap()
+            .add(3_325_124);
+        reg.aggregate::<u64>("demo_bytes_received_from_every_peer_in_total")
+            .register()
+            .unwrap()
+            .add(851_200_000);
+        reg.aggregate::<u64>("demo_bytes_received_from_every_peer_on_average")
+            .register()
+            .unwrap()
+            .add(7);
+        reg.timer("demo_send_time").register().unwrap();
+        let h = History::new(Snapshot::take(&reg));
+        let s = Settings {
+            sort: Sort::Rate,
+            reverse: false,
+            filter: String::new(),
+            category: None,
+        };
+        let e = entries(&h, &s);
+        let f = frame(&h, &e, &s, Some(80), None, true);
+        let all: Vec<&String> = f.header.iter().chain(&f.body).collect();
+        for l in &all {
+            assert!(
+                l.chars().count() <= 80,
+                "{} columns: {l:?}",
+                l.chars().count()
+            );
+        }
+        assert!(
+            f.header.iter().any(|l| l.contains(KEYS)),
+            "the key help whole: {:?}",
+            f.header
+        );
+        // Each variable's name cell, up to the class column.
+        let name_cell = |name: &str| -> String {
+            let row = f
+                .body
+                .iter()
+                .find(|l| {
+                    let head: String = name.chars().take(6).collect();
+                    let tail: String = name.chars().skip(name.len() - 6).collect();
+                    l.starts_with(&head) && l.split("  ").next().unwrap().ends_with(&tail)
+                })
+                .unwrap_or_else(|| panic!("no row for {name}:\n{}", f.body.join("\n")));
+            row.split("  ").next().unwrap().to_string()
+        };
+        assert_eq!(name_cell("demo_queue_depth_hwm"), "demo_queue_depth_hwm");
+        assert_eq!(name_cell("demo_queue_depth_lwm"), "demo_queue_depth_lwm");
+        let total = name_cell("demo_bytes_received_from_every_peer_in_total");
+        let average = name_cell("demo_bytes_received_from_every_peer_on_average");
+        assert!(
+            total.contains('…') && average.contains('…'),
+            "{total} {average}"
+        );
+        assert_ne!(total, average);
+    }
+
+    #[test]
+    fn fit_breaks_between_parts() {
+        let parts = ["aaaa".to_string(), "bbbb".into(), "cc".into()];
+        assert_eq!(fit(&parts, Some(10)), ["aaaa  bbbb", "cc"]);
+        assert_eq!(fit(&parts, None), ["aaaa  bbbb  cc"]);
     }
 
     #[test]
