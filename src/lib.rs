@@ -106,9 +106,10 @@
 //! `tests/layering.rs`):
 //!
 //! 1. `sync` — the one switch between `std` and loom primitives;
-//! 2. `lockfree` — the structures: append vector, recycler, the slot table
-//!    behind every tool key, tagged words, striped counters, the variable
-//!    table shape;
+//! 2. `lockfree` — the structures: append vector, recycler and its index
+//!    stack, the slot table behind every tool key and event registration,
+//!    tagged words, striped counters, isolated slices, the walk gate, the
+//!    variable table shape;
 //! 3. `vocabulary` — the MPI_T vocabulary: [`PvarClass`], [`Datatype`],
 //!    [`Error`], [`Enumeration`], [`PvarInfo`], [`CvarInfo`];
 //! 4. `category` — the category tree ([`Categories`]); `hot` — per-thread
@@ -127,7 +128,8 @@
 //!    `sampler` — the [`Sampler`], a signal-driven sampling tool;
 //! 9. `process` — [`global`], MPI_T init/finalize, the engine's own
 //!    variables; `report` — the cross-rank report of an MPI job (the
-//!    ranks' snapshots aggregated; over rsmpi with the feature `rsmpi`);
+//!    ranks' partials reduced along a binomial tree; over rsmpi with the
+//!    feature `rsmpi`);
 //! 10. `ffi` — the C interface (`libpvar`, `include/mpi_t.h`,
 //!     `include/pvar.h`); the `pvar` CLI is a separate binary on top, and
 //!     so is the MPI interposer (`mpi/`, `libpvar_mpi.so`, [`guides::mpi`]).

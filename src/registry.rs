@@ -4,7 +4,8 @@
 //! A [`Registry`] holds, behind one `Arc`, the performance variables
 //! ([`Pvars`]), the control variables ([`Cvars`]), the categories
 //! ([`Categories`]), the enumerations with their indices
-//! ([`Enumerations`]) and the tool side ([`Tool`]), all over one hot
+//! ([`Enumerations`]), the MPI 4 events and their sources ([`Events`]) and
+//! the tool side ([`Tool`]), all over one hot
 //! storage (the per-thread cell space and the clock). Each table is
 //! reached through its accessor, and registration has one convenience per
 //! class; everything else lives with the table it concerns.
@@ -41,7 +42,8 @@ struct Inner {
 }
 
 /// The MPI_T state of a process (or of one test): its performance and
-/// control variables, categories, enumerations, and the tool side. Cheap to
+/// control variables, categories, enumerations, events and sources, and the
+/// tool side. Cheap to
 /// clone (shared).
 ///
 /// ```

@@ -537,3 +537,149 @@ fn the_public_path_check_reads_declarations_as_intended() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------
+// The documents that describe the floors say what the folders hold.
+
+/// The floor lists of `src/lib.rs` (`//! N. ...` up to the next number)
+/// and of `docs/design.md` (its floors table: `| N | folders | ... |`)
+/// name exactly the modules of [`FLOORS`], floor by floor.
+#[test]
+fn the_floor_lists_in_the_docs_match_the_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let all: Vec<&str> = FLOORS.iter().flat_map(|f| f.iter().copied()).collect();
+    let modules_in = |text: &str| -> Vec<String> {
+        let mut found: Vec<String> = text
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter_map(|t| {
+                let t = t.trim_start_matches("src/").trim_end_matches('/');
+                let t = t.trim_end_matches(".rs");
+                all.contains(&t).then(|| t.to_string())
+            })
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    let want = |n: usize| -> Vec<String> {
+        let mut w: Vec<String> = FLOORS[n].iter().map(|m| m.to_string()).collect();
+        w.sort();
+        w
+    };
+
+    // lib.rs: "//! N. `module` — ...", continued on "//!    " lines.
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let mut lists: Vec<String> = Vec::new();
+    let mut in_floors = false;
+    for line in lib.lines() {
+        let Some(doc) = line.strip_prefix("//!") else {
+            continue;
+        };
+        let doc = doc.trim_start();
+        if doc.starts_with("## The floors") {
+            in_floors = true;
+            continue;
+        }
+        if in_floors && doc.starts_with("## ") {
+            break;
+        }
+        if !in_floors {
+            continue;
+        }
+        let numbered = doc
+            .split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if numbered {
+            lists.push(doc.to_string());
+        } else if let Some(last) = lists.last_mut()
+            && !doc.is_empty()
+        {
+            last.push(' ');
+            last.push_str(doc);
+        }
+    }
+    assert_eq!(
+        lists.len(),
+        FLOORS.len(),
+        "src/lib.rs lists {} floors",
+        lists.len()
+    );
+    for (n, text) in lists.iter().enumerate() {
+        // Each module opens its clause: "`module` — what it holds".
+        let clauses: Vec<&str> = text.split(" — ").collect();
+        let opening: String = clauses[..clauses.len() - 1]
+            .iter()
+            .filter_map(|before| before.rsplit("; ").next()?.split('`').nth(1))
+            .map(|m| format!("`{m}` "))
+            .collect();
+        assert_eq!(
+            modules_in(&opening),
+            want(n),
+            "src/lib.rs, floor {}: {text}",
+            n + 1
+        );
+    }
+
+    // design.md: the floors table.
+    let design = std::fs::read_to_string(root.join("docs/design.md")).unwrap();
+    let section = design
+        .split("\n## ")
+        .find(|s| s.starts_with("The floors"))
+        .expect("docs/design.md: a section \"The floors\"");
+    let rows: Vec<(usize, String)> = section
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let n: usize = cells.get(1)?.parse().ok()?;
+            Some((n, cells.get(2)?.to_string()))
+        })
+        .collect();
+    assert_eq!(rows.len(), FLOORS.len(), "docs/design.md's floors table");
+    for (n, folders) in &rows {
+        assert_eq!(
+            modules_in(folders),
+            want(n - 1),
+            "docs/design.md, floor {n}: {folders}"
+        );
+    }
+}
+
+/// Where a document lists the files of a folder, it lists all of them:
+/// `docs/design.md`'s floors table names every file of `src/lockfree/`
+/// (the shared primitives), and `loom-tests/README.md` every model.
+#[test]
+fn documents_that_list_a_folder_name_every_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let stems = |dir: &str, skip: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                let stem = name.strip_suffix(".rs")?.to_string();
+                (!skip.contains(&stem.as_str())).then_some(stem)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let design = std::fs::read_to_string(root.join("docs/design.md")).unwrap();
+    let row = design
+        .lines()
+        .find(|l| l.starts_with("| 2 |"))
+        .expect("docs/design.md: the floors table's row 2");
+    for stem in stems("src/lockfree", &["mod"]) {
+        assert!(
+            row.contains(&format!("`{stem}`")),
+            "docs/design.md's floor 2 does not name src/lockfree/{stem}.rs: {row}"
+        );
+    }
+    let readme = std::fs::read_to_string(root.join("loom-tests/README.md")).unwrap();
+    for stem in stems("loom-tests/models", &["main"]) {
+        assert!(
+            readme.contains(&format!("| `{stem}.rs` |")),
+            "loom-tests/README.md's table has no row for models/{stem}.rs"
+        );
+    }
+}

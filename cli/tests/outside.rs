@@ -485,7 +485,7 @@ fn top_without_a_pid_watches_the_only_exporter() {
     let dir = Dir::new("top-no-pid");
     let (code, _, err) = pvar(&dir, &["top", "--plain", "--iterations", "1"]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("no process of uid"), "{err}");
+    assert!(err.contains("no process of this user exports"), "{err}");
     let d = demo(&dir, "20");
     let out = ok(&dir, &["top", "--plain", "--iterations", "1"]);
     assert!(
@@ -500,7 +500,7 @@ fn top_without_a_pid_watches_the_only_exporter() {
         "demo2",
         &["demo", "--json", "--threads", "1", "--duration", "20"],
     );
-    let region = dir.path().join(format!("pvar.{}.{}", euid(), second.pid()));
+    let region = region_path(&dir, second.pid());
     wait_for("the second demo's export region", || region.exists());
     let (code, _, err) = pvar(&dir, &["top", "--plain", "--iterations", "1"]);
     assert_eq!(code, 1, "{err}");
