@@ -221,7 +221,7 @@ pub use pvar::{
 pub mod __private {
     pub use crate::cvar::CvarDecl;
     pub use crate::hot::cells::site_cache::SiteCache;
-    pub use crate::process::init::{global_cvars, global_pvars};
+    pub use crate::process::init::{global_cvars, global_pvars, global_pvars_addr};
     pub use crate::pvar::DeclaredSite;
     #[cfg(loom)]
     pub use loom;

@@ -94,6 +94,14 @@ pub fn global_pvars() -> &'static Arc<Pvars> {
     global().pvars_shared()
 }
 
+/// The address of the global registry's variable table: how a use site's
+/// entry in the list of declared sites names its registry (the macros
+/// pass this function).
+#[doc(hidden)]
+pub fn global_pvars_addr() -> *const () {
+    Arc::as_ptr(global_pvars()).cast()
+}
+
 /// The global registry's control variables: where a
 /// [`cvar!`](crate::cvar!) static registers itself (the macro passes this
 /// function).

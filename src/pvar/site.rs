@@ -24,7 +24,7 @@
 //! async-signal-safe.
 //!
 //! **Found by name before it runs.** Every use site is also a
-//! [`DeclaredSite`], linked before `main` into the process's list of
+//! [`DeclaredSite`](super::DeclaredSite), linked before `main` into the process's list of
 //! declared sites (on ELF platforms — Linux, Android, FreeBSD — by an
 //! `.init_array` entry whose function only links one `static` into a
 //! list; elsewhere the list stays empty). A lookup by name and class in
@@ -52,10 +52,10 @@ use super::timer::{Timer, TimerGuard};
 use super::var_id::{ClassHandle, ENABLED};
 use super::watermark::{HighWatermark, LowWatermark};
 use crate::hot::cells::site_cache::{self, SiteCache};
-use crate::sync::unmodelled::{AtomicBool, AtomicPtr, Mutex, OnceLock};
-use crate::sync::{Arc, Ordering, SiteLocal};
+use crate::sync::unmodelled::{Mutex, OnceLock};
+use crate::sync::{Arc, SiteLocal};
 use crate::vocabulary::datatype::Magnitude;
-use crate::vocabulary::error::{Error, Result};
+use crate::vocabulary::error::Result;
 use crate::vocabulary::kinds::{BindKind, PvarClass, Verbosity};
 
 /// What a use site says of its variable: the macro's `key = value`
@@ -236,138 +236,6 @@ impl<H: ClassHandle> Site<H> {
             ),
         }
     }
-}
-
-/// Whether use sites are listed before `main` on this platform (the
-/// `.init_array` entry of [`__pvar_site!`](crate::__pvar_site); keep the
-/// two platform lists equal).
-const LISTED_BEFORE_MAIN: bool = cfg!(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd"
-));
-
-/// A use site in the process's list of declared sites: its variable's name
-/// and class, where it is, its registry, and how to register it. Made by
-/// the use-site macros (one `static` each) and linked into the list before
-/// `main`; see the module documentation.
-#[doc(hidden)]
-pub struct DeclaredSite {
-    name: &'static str,
-    class: PvarClass,
-    location: &'static str,
-    home: fn() -> &'static Arc<Pvars>,
-    /// Registers the site's variable (if it is not yet) and returns its
-    /// index: the site's [`SiteRef::index`].
-    register: fn() -> usize,
-    next: AtomicPtr<DeclaredSite>,
-    listed: AtomicBool,
-}
-
-/// The head of the list of declared sites (a push-only stack of
-/// `'static` nodes).
-static DECLARED: AtomicPtr<DeclaredSite> = AtomicPtr::new(core::ptr::null_mut());
-
-impl DeclaredSite {
-    /// A site declaring `name` of `class` at `location`, registering it in
-    /// `home()` with `register`.
-    pub const fn new(
-        name: &'static str,
-        class: PvarClass,
-        location: &'static str,
-        home: fn() -> &'static Arc<Pvars>,
-        register: fn() -> usize,
-    ) -> Self {
-        Self {
-            name,
-            class,
-            location,
-            home,
-            register,
-            next: AtomicPtr::new(core::ptr::null_mut()),
-            listed: AtomicBool::new(false),
-        }
-    }
-
-    /// Links this site into the list (once; later calls do nothing). Runs
-    /// before `main` from the loader's `.init_array`: two atomic stores
-    /// and a compare-and-swap, no allocation, no lock, no thread-local.
-    pub fn list(&'static self) {
-        if self.listed.swap(true, Ordering::Relaxed) {
-            return;
-        }
-        let node = self as *const DeclaredSite as *mut DeclaredSite;
-        let mut head = DECLARED.load(Ordering::Relaxed);
-        loop {
-            self.next.store(head, Ordering::Relaxed);
-            // Release: a walker that loads `node` sees its `next`.
-            match DECLARED.compare_exchange_weak(head, node, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return,
-                Err(now) => head = now,
-            }
-        }
-    }
-}
-
-/// The declared sites, newest first.
-fn declared() -> impl Iterator<Item = &'static DeclaredSite> {
-    let mut at = DECLARED.load(Ordering::Acquire);
-    core::iter::from_fn(move || {
-        // SAFETY: every pointer in the list came from a `&'static
-        // DeclaredSite` (`list` takes `&'static self`) and is only read
-        // through; it was published with Release after its `next` was
-        // stored, and this walk loads each link with Acquire. Null ends the
-        // list.
-        let site = unsafe { at.as_ref() }?;
-        at = site.next.load(Ordering::Acquire);
-        Some(site)
-    })
-}
-
-/// The index of `name` of `class` in `pvars`, which has no such variable
-/// registered: a declared use site of `pvars` registers it; otherwise
-/// `MPI_T_ERR_INVALID_NAME`, saying why.
-pub(crate) fn register_declared(pvars: &Pvars, name: &str, class: PvarClass) -> Result<usize> {
-    let mut elsewhere = None;
-    let mut other: Vec<PvarClass> = PvarClass::ALL
-        .iter()
-        .copied()
-        .filter(|&c| c != class && pvars.is_registered(name, c))
-        .collect();
-    for site in declared().filter(|s| s.name == name) {
-        let here = core::ptr::eq(Arc::as_ptr((site.home)()), pvars);
-        if site.class == class && here {
-            return Ok((site.register)());
-        }
-        if site.class == class {
-            elsewhere.get_or_insert(site);
-        } else if here && !other.contains(&site.class) {
-            other.push(site.class);
-        }
-    }
-    let mut message = format!("no {} named {name:?} in this registry", class.short_name());
-    if let Some(site) = elsewhere {
-        message.push_str(&format!(
-            ": the use site at {} registers it in pvar::global(), not in this registry",
-            site.location
-        ));
-    } else if !other.is_empty() {
-        let classes: Vec<&str> = other.iter().map(|c| c.short_name()).collect();
-        message.push_str(&format!(
-            ": {name:?} has class {} (look it up with that class)",
-            classes.join(" and ")
-        ));
-    } else if LISTED_BEFORE_MAIN {
-        message.push_str(
-            " (nor declared by a use-site macro linked into this program: check the name)",
-        );
-    } else {
-        message.push_str(
-            " (a use-site macro registers its variable when it first runs or when its \
-             `.index()` is called: on this platform a lookup cannot find it before)",
-        );
-    }
-    Err(Error::no_such_name(message))
 }
 
 /// What a use-site macro returns: its `static` and its thread-local cache.

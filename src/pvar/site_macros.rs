@@ -27,11 +27,11 @@ macro_rules! __pvar_site {
             $name,
             <$handle as $crate::ClassHandle>::CLASS,
             LOCATION,
-            $crate::__private::global_pvars,
+            $crate::__private::global_pvars_addr,
             register,
         );
         // An `.init_array` entry: the loader calls it before `main` (the
-        // platforms are those of `LISTED_BEFORE_MAIN` in site.rs). The
+        // platforms are those of `LISTED_BEFORE_MAIN` in declared.rs). The
         // section holds pointers to functions taking no arguments that
         // the loader may call at start-up; `list` only links a `static`
         // into a list (no allocation, no lock, nothing that needs `main`).

@@ -246,7 +246,12 @@ impl Pvars {
     pub fn index(&self, name: &str, class: PvarClass) -> Result<usize> {
         match self.vars.index(&(name.to_string(), class)) {
             Some(index) => Ok(index),
-            None => super::site::register_declared(self, name, class),
+            None => super::declared::register_declared(
+                (self as *const Pvars).cast(),
+                |c| self.is_registered(name, c),
+                name,
+                class,
+            ),
         }
     }
 

@@ -13,7 +13,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::MetricKind;
 use crate::vocabulary::series::{Shape, family_stem, is_reserved_label, label_name};
 
 /// The families and series the recorder's series take.
@@ -33,6 +32,18 @@ pub(super) struct Exposed {
     shape: Shape,
     unit: Option<String>,
     ids: Vec<String>,
+}
+
+/// The kind of `metrics` instrument a series is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricKind {
+    /// `counter!`: a COUNTER.
+    Counter,
+    /// `gauge!`: a GENERIC of `f64`.
+    Gauge,
+    /// `histogram!`: a COUNTER of buckets `_bucket`, their bounds `_le`
+    /// and an AGGREGATE of `f64` `_sum`.
+    Histogram,
 }
 
 fn shape_of(kind: MetricKind) -> Shape {

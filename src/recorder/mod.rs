@@ -159,14 +159,15 @@
 mod cache;
 mod exposure;
 mod handles;
-mod series;
+mod series_name;
 
 use std::collections::HashMap;
 
 use self::cache::{Lookup, SeriesMap};
 use self::exposure::Exposure;
+pub use self::exposure::MetricKind;
 use self::handles::{CounterSeries, Drops, GaugeSeries, HistogramSeries};
-pub use self::series::series_name;
+pub use self::series_name::series_name;
 #[cfg(doc)]
 use crate::pvar::Counter;
 use crate::pvar::{ClassHandle, PvarBuilder};
@@ -189,18 +190,6 @@ pub const DEFAULT_BUCKETS: [f64; 11] = [
 
 /// The description the recorder defines its category with.
 const CATEGORY_DESCRIPTION: &str = "series recorded through the metrics crate (pvar::recorder)";
-
-/// The kind of `metrics` instrument a series is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MetricKind {
-    /// `counter!`: a COUNTER.
-    Counter,
-    /// `gauge!`: a GENERIC of `f64`.
-    Gauge,
-    /// `histogram!`: a COUNTER of buckets `_bucket`, their bounds `_le`
-    /// and an AGGREGATE of `f64` `_sum`.
-    Histogram,
-}
 
 /// A series that was refused (see [`PvarRecorder::failures`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -519,7 +508,7 @@ impl Shared {
         let (described, exposure) = (&st.described, &mut st.exposure);
         let lookup = st.counters.get_or_register(
             key,
-            |k| series::key_series(k, ""),
+            |k| series_name::key_series(k, ""),
             |series| {
                 let d = described.get(&(MetricKind::Counter, key.name().to_string()));
                 let unit = d.and_then(Described::unit);
@@ -542,7 +531,7 @@ impl Shared {
         let (described, exposure) = (&st.described, &mut st.exposure);
         let lookup = st.gauges.get_or_register(
             key,
-            |k| series::key_series(k, ""),
+            |k| series_name::key_series(k, ""),
             |series| {
                 let d = described.get(&(MetricKind::Gauge, key.name().to_string()));
                 let unit = d.and_then(Described::unit);
@@ -569,7 +558,7 @@ impl Shared {
         let (described, exposure) = (&st.described, &mut st.exposure);
         let lookup = st.histograms.get_or_register(
             key,
-            |k| series::key_series(k, ""),
+            |k| series_name::key_series(k, ""),
             |series| {
                 let d = described.get(&(MetricKind::Histogram, key.name().to_string()));
                 let unit = d.and_then(Described::unit);
@@ -577,14 +566,14 @@ impl Shared {
                     .check(MetricKind::Histogram, key.name(), &labels_of(key), unit)
                     .map_err(|why| Error::refused(format!("{series}: {why}")))?;
                 let n = bounds.len() + 1;
-                let bucket_name = series::key_series(key, "_bucket");
+                let bucket_name = series_name::key_series(key, "_bucket");
                 let buckets =
                     self.register(Registry::counter, &bucket_name, description(d, ""), |b| {
                         b.count(n)
                     })?;
                 let le = self.register(
                     Registry::generic::<f64>,
-                    &series::key_series(key, "_le"),
+                    &series_name::key_series(key, "_le"),
                     format!("upper bound of each bucket of {bucket_name} (the last +Inf)"),
                     |b| b.count(n),
                 )?;
@@ -593,7 +582,7 @@ impl Shared {
                 }
                 let sum = self.register(
                     Registry::aggregate::<f64>,
-                    &series::key_series(key, "_sum"),
+                    &series_name::key_series(key, "_sum"),
                     description(d, "(sum of the values)"),
                     |b| b,
                 )?;
