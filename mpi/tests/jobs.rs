@@ -1468,14 +1468,23 @@ fn the_cli_reads_a_rank_while_the_job_runs() {
         check_report_against_counted(&report, &counted, 2, &job.context());
         for (rank, instances) in seen.iter().enumerate() {
             // The labels read from outside are the report's (schema v2:
-            // one entry per labelled instance, the same on every rank).
-            let labels: HashSet<&str> = report.json["variables"]
+            // one entry per labelled instance, the same on every rank; an
+            // instance zero on every rank is listed in `skipped_zero` as
+            // `name@label`).
+            let mut labels: HashSet<&str> = report.json["variables"]
                 .as_array()
                 .expect("variables")
                 .iter()
                 .filter(|v| v["name"] == "pvar_mpi_send_calls")
                 .filter_map(|v| v["instance"]["label"].as_str())
                 .collect();
+            labels.extend(
+                report.json["skipped_zero"]
+                    .as_array()
+                    .expect("skipped_zero")
+                    .iter()
+                    .filter_map(|k| k.as_str()?.strip_prefix("pvar_mpi_send_calls@")),
+            );
             for (object, name) in &named[rank] {
                 assert!(
                     labels.contains(name.as_str()),
