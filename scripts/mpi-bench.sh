@@ -21,24 +21,43 @@
 #                 (OMPI_MCA_pml_monitoring_enable=1: Open MPI's own per-peer
 #                 message counting, the closest thing to the interposer)
 #   monitoring+session  both: the monitoring pvars are then started too
+#   baseline      with PVAR_MPI_BASELINE=DIR: LD_PRELOAD=DIR/<flavour>/
+#                 libpvar_mpi.so, another build of the interposer (say, the
+#                 previous commit's target/mpi copied aside), measured in
+#                 the same rounds as this one: before and after a change
 # MPICH 4.0.2 as packaged exposes no pvars (0 from MPI_T_pvar_get_num), so
-# it has no library MPI_T session to measure.
+# it has no library MPI_T session to measure. CONFIGS="none interposer ..."
+# measures only those (none is always measured: it is the reference).
 #
-# Each job prints the median of its repetitions; the table gives, per
+# Each job prints the median of its repetitions, which are short (a few
+# hundred microseconds) and many, so that on a shared machine the median
+# repetition is one no other process interrupted; the table gives, per
 # configuration, the median over jobs (min and max in brackets), the
 # ratio of that median to `none`'s, and the median over rounds of the
-# ratio to the same round's `none` job (robust when the machine changes
-# modes between rounds; a warning says when it did). Options: JOBS, PINGPONG_ARGS, MSGRATE_ARGS,
-# PVAR_MPI_BUILD (default target/mpi).
+# ratio to the same round's `none` job with the quartiles of those ratios
+# (robust when the machine changes modes between rounds; a warning says
+# when it did). Options: JOBS, PINGPONG_ARGS, MSGRATE_ARGS, SELFRATE_ARGS,
+# PVAR_MPI_BUILD (default target/mpi), PVAR_MPI_BASELINE, CONFIGS,
+# BENCHES (default "pingpong msgrate"; also "selfrate": msgrate --self on
+# ONE rank, which needs one idle core instead of two and so shows the
+# wrappers' cost best on a shared machine).
 
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 JOBS=${JOBS:-5}
 BUILD=${PVAR_MPI_BUILD:-target/mpi}
-PINGPONG_ARGS=${PINGPONG_ARGS:--i 20000 -w 2000 -r 5}
-MSGRATE_ARGS=${MSGRATE_ARGS:--w 64 -i 400 -r 5}
+PINGPONG_ARGS=${PINGPONG_ARGS:--i 200 -w 2000 -r 301}
+MSGRATE_ARGS=${MSGRATE_ARGS:--w 64 -i 10 -r 301}
+SELFRATE_ARGS=${SELFRATE_ARGS:--w 64 -i 10 -r 501}
 JOB_TIMEOUT=${JOB_TIMEOUT:-120}
+BASELINE=${PVAR_MPI_BASELINE:-}
+BENCHES=${BENCHES:-pingpong msgrate}
+read -r -a benches <<<"$BENCHES"
+if [[ -n $BASELINE && ! -d $BASELINE ]]; then
+    echo "mpi-bench: PVAR_MPI_BASELINE=$BASELINE is not a directory" >&2
+    exit 1
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -61,11 +80,19 @@ if ((${#flavours[@]} == 0)); then
 fi
 
 configs_for() {
+    local all=(none interposer interposer-all compiled-out) c out=()
     if [[ $1 == openmpi ]]; then
-        echo none interposer interposer-all compiled-out mpit-session monitoring monitoring+session
-    else
-        echo none interposer interposer-all compiled-out
+        all+=(mpit-session monitoring monitoring+session)
     fi
+    if [[ -n $BASELINE && -f $BASELINE/$1/libpvar_mpi.so ]]; then
+        all+=(baseline)
+    fi
+    for c in "${all[@]}"; do
+        if [[ $c == none || -z ${CONFIGS:-} || " $CONFIGS " == *" $c "* ]]; then
+            out+=("$c")
+        fi
+    done
+    echo "${out[@]}"
 }
 
 # run_job FLAVOUR CONFIG BENCH: one job; appends its median to $results.
@@ -81,6 +108,7 @@ run_job() {
         envs+=(PVAR_MPI_TIME=all)
         ;;
     compiled-out) lib=$d/libpvar_mpi_off.so ;;
+    baseline) lib=$(cd "$BASELINE/$f" && pwd)/libpvar_mpi.so ;;
     mpit-session) session=--mpit-session ;;
     monitoring) envs+=(OMPI_MCA_pml_monitoring_enable=1) ;;
     monitoring+session)
@@ -91,16 +119,25 @@ run_job() {
     if [[ -n $lib ]]; then
         envs+=("LD_PRELOAD=$lib" PVAR_MPI_REPORT=0)
     fi
-    if [[ $bench == pingpong ]]; then args=$PINGPONG_ARGS; else args=$MSGRATE_ARGS; fi
+    local program=$bench np=2
+    case $bench in
+    pingpong) args=$PINGPONG_ARGS ;;
+    msgrate) args=$MSGRATE_ARGS ;;
+    selfrate)
+        program=msgrate
+        args="$SELFRATE_ARGS --self"
+        np=1
+        ;;
+    esac
     if [[ $f == openmpi ]]; then
-        cmd=(mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2)
+        cmd=(mpiexec.openmpi --allow-run-as-root --oversubscribe -n "$np")
         for e in "${envs[@]}"; do cmd+=(-x "$e"); done
     else
-        cmd=(mpiexec.mpich -n 2)
+        cmd=(mpiexec.mpich -n "$np")
         for e in "${envs[@]}"; do cmd+=(-env "${e%%=*}" "${e#*=}"); done
     fi
     # shellcheck disable=SC2086 # the benchmark arguments are words
-    if ! out=$(timeout --kill-after=10 "$JOB_TIMEOUT" "${cmd[@]}" "$d/$bench" $args $session 2>&1); then
+    if ! out=$(timeout --kill-after=10 "$JOB_TIMEOUT" "${cmd[@]}" "$d/$program" $args $session 2>&1); then
         echo "mpi-bench: $f $config $bench failed:" >&2
         echo "$out" | tail -20 >&2
         exit 1
@@ -117,7 +154,7 @@ run_job() {
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "mpi-bench: $(nproc) CPUs, load $load_before, $JOBS jobs per configuration;" \
-    "pingpong $PINGPONG_ARGS; msgrate $MSGRATE_ARGS" >&2
+    "pingpong $PINGPONG_ARGS; msgrate $MSGRATE_ARGS; selfrate $SELFRATE_ARGS --self" >&2
 for ((j = 0; j < JOBS; j++)); do
     round=$j
     echo "round $((j + 1))/$JOBS" >&2
@@ -126,8 +163,9 @@ for ((j = 0; j < JOBS; j++)); do
         n=${#configs[@]}
         for ((k = 0; k < n; k++)); do
             config=${configs[$(((k + j) % n))]}
-            run_job "$f" "$config" pingpong
-            run_job "$f" "$config" msgrate
+            for bench in "${benches[@]}"; do
+                run_job "$f" "$config" "$bench"
+            done
         done
     done
 done
@@ -151,14 +189,15 @@ for f, bench, config, v, r in rows:
 
 names = {"mpich": "MPICH", "openmpi": "Open MPI"}
 print()
-print("| MPI | benchmark | configuration | median over %s jobs | [min, max] | vs none | vs none, per round |" % jobs)
-print("|---|---|---|---:|---|---:|---:|")
+print("| MPI | benchmark | configuration | median over %s jobs | [min, max] | vs none | vs none, per round | per round, quartiles |" % jobs)
+print("|---|---|---|---:|---|---:|---:|---|")
 for f in ("mpich", "openmpi"):
-    for bench, unit, fmt in (("pingpong", "µs one-way", "%.3f"), ("msgrate", "M msgs/s", "%.2f")):
+    for bench, unit, fmt in (("pingpong", "µs one-way", "%.3f"), ("msgrate", "M msgs/s", "%.2f"),
+                             ("selfrate", "M msgs/s, 1 rank", "%.2f")):
         configs = order.get((f, bench))
         if not configs:
             continue
-        scale = 1e-6 if bench == "msgrate" else 1.0
+        scale = 1.0 if bench == "pingpong" else 1e-6
         base = statistics.median(data[(f, bench, "none")])
         for c in sorted(configs, key=lambda c: (c != "none", configs.index(c))):
             xs = data[(f, bench, c)]
@@ -171,9 +210,11 @@ for f in ("mpich", "openmpi"):
                          for (ff, bb, cc, r) in by_round
                          if (ff, bb, cc) == (f, bench, c) and by_round.get((f, bench, "none", r))]
             pr = statistics.median(per_round) if per_round else float("nan")
-            print("| %s | %s (%s) | %s | %s | [%s, %s] | %.3f | %.3f |" % (
+            # The spread of the per-round ratios: their quartiles.
+            q = statistics.quantiles(per_round, n=4) if len(per_round) > 1 else [pr, pr, pr]
+            print("| %s | %s (%s) | %s | %s | [%s, %s] | %.3f | %.3f | [%.3f, %.3f] |" % (
                 names[f], bench, unit, c, fmt % (m * scale),
-                fmt % (min(xs) * scale), fmt % (max(xs) * scale), ratio, pr))
+                fmt % (min(xs) * scale), fmt % (max(xs) * scale), ratio, pr, q[0], q[2]))
 # The VM has two modes (shared-memory latency about 0.1 or 0.36-0.55 us)
 # and may change between them during a run: then one configuration's jobs
 # differ several-fold and its median mixes the modes.
@@ -188,7 +229,8 @@ if mixed:
         print("  " + m)
 print()
 print("vs none: ratio of the medians; per round: median over rounds of the ratio to that round's "
-      "'none' job. Latency: above 1 = slower; message rate: below 1 = fewer messages/s.")
+      "'none' job, and the quartiles of those ratios. Latency: above 1 = slower; message rate: "
+      "below 1 = fewer messages/s.")
 print("%s CPUs; load average before %s, after %s (2 busy-polling ranks need 2 idle CPUs)." % (
     sys.argv[3], sys.argv[4], sys.argv[5]))
 EOF
