@@ -301,18 +301,42 @@ pub fn thread_local_clobber_add(iters: u64) -> Duration {
     })
 }
 
+/// Times `iters` updates made in pairs, `up` then `down` in each pass of
+/// the loop; an odd `iters` ends with one more `up`, timed, and its `down`
+/// after the clock is read (so the level is back where it was).
+#[inline(always)]
+pub fn timed_pairs(iters: u64, mut up: impl FnMut(), mut down: impl FnMut()) -> Duration {
+    let start = Stamp::now();
+    for _ in 0..iters / 2 {
+        up();
+        down();
+    }
+    if iters & 1 == 1 {
+        up();
+        let d = start.elapsed();
+        down();
+        return d;
+    }
+    start.elapsed()
+}
+
 /// `iters` updates of a plain `thread_local!` `Cell<u64>`, `+= 1` then
 /// `-= 1` in each iteration, each through [`opaque`]: the floor of the
-/// LEVEL handle loop (an odd `iters` does one more update).
+/// LEVEL handle loop ([`timed_pairs`]).
 #[inline(never)]
 pub fn thread_local_inc_dec(iters: u64) -> Duration {
     TL.with(|c| {
-        timed(iters.div_ceil(2), || {
-            let c = opaque(c);
-            c.set(c.get().wrapping_add(1));
-            let c = opaque(c);
-            c.set(c.get().wrapping_sub(1));
-        })
+        timed_pairs(
+            iters,
+            || {
+                let c = opaque(c);
+                c.set(c.get().wrapping_add(1));
+            },
+            || {
+                let c = opaque(c);
+                c.set(c.get().wrapping_sub(1));
+            },
+        )
     })
 }
 
@@ -320,12 +344,17 @@ pub fn thread_local_inc_dec(iters: u64) -> Duration {
 /// the floor of the `level!` loop.
 #[inline(never)]
 pub fn thread_local_clobber_inc_dec(iters: u64) -> Duration {
-    timed(iters.div_ceil(2), || {
-        clobber();
-        TL.with(|c| c.set(c.get().wrapping_add(1)));
-        clobber();
-        TL.with(|c| c.set(c.get().wrapping_sub(1)));
-    })
+    timed_pairs(
+        iters,
+        || {
+            clobber();
+            TL.with(|c| c.set(c.get().wrapping_add(1)));
+        },
+        || {
+            clobber();
+            TL.with(|c| c.set(c.get().wrapping_sub(1)));
+        },
+    )
 }
 
 /// `iters` × a plain `thread_local!` `Cell<f64>` `+= 1.5` (the amount
@@ -405,15 +434,13 @@ pub fn aggregate_add<T: Magnitude>(a: &pvar::Aggregate<T>, x: T, iters: u64) -> 
 }
 
 /// `iters` updates of a LEVEL, an `inc` and a `dec` in each iteration
-/// (an odd `iters` does one more), after one untimed `inc` + `dec`.
+/// ([`timed_pairs`]: the level ends where it began), after one untimed
+/// `inc` + `dec`.
 #[inline(never)]
 pub fn level_inc_dec(l: &pvar::Level<u64>, iters: u64) -> Duration {
     l.inc();
     l.dec();
-    timed(iters.div_ceil(2), || {
-        opaque(l).inc();
-        opaque(l).dec();
-    })
+    timed_pairs(iters, || opaque(l).inc(), || opaque(l).dec())
 }
 
 /// `iters` × `w.update(i & 63)`.
@@ -506,18 +533,23 @@ pub fn aggregate_macro_f64_add(iters: u64) -> Duration {
 }
 
 /// `iters` updates through `pvar::level!(…)`, an `inc` and a `dec` in
-/// each iteration (an odd `iters` does one more), after one untimed `inc`
-/// + `dec`.
+/// each iteration ([`timed_pairs`]: the level ends where it began), after
+/// one untimed `inc` + `dec`.
 #[inline(never)]
 pub fn level_macro_inc_dec(iters: u64) -> Duration {
     level_site().inc();
     level_site().dec();
-    timed(iters.div_ceil(2), || {
-        clobber();
-        level_site().inc();
-        clobber();
-        level_site().dec();
-    })
+    timed_pairs(
+        iters,
+        || {
+            clobber();
+            level_site().inc();
+        },
+        || {
+            clobber();
+            level_site().dec();
+        },
+    )
 }
 
 /// `iters` × `pvar::high_watermark!(…).update(i & 63)`, after one untimed
