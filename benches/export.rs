@@ -17,7 +17,7 @@
 //! | `counter` | [`pvar::Counter::inc`] (shared handle) |
 //! | `local_counter` | [`pvar::LocalCounter::inc`] (`counter.local(0)`, thread-bound) |
 //! | `counter_macro` | `pvar::counter!("…").inc()`: a use site (global registry, the exporter on it) |
-//! | `level_inc_dec` | `Level<u64>`: `inc` and `dec` alternately |
+//! | `level_inc_dec` | `Level<u64>`: an `inc` then a `dec` per loop pass (figures per update) |
 //! | `watermark` | `HighWatermark<u64>::update(i & 63)`: with export on, the observer's mark reaches 63 within the first 64 updates, after which no update is a new maximum (steady state) |
 //! | `watermark_rising` | `HighWatermark<u64>::update(v)` with `v` rising on every update (each thread: `base + 2i + k`): with export on every update is a new maximum and walks the marks (the observer's subscription) |
 //! | `watermark_rising_1h` | the same with one started tool handle on the watermark in every mode: what one subscription costs without export (the reference of `watermark_rising_on*`) |

@@ -64,6 +64,15 @@ for src in tests/c/*.c; do
     run "$name" "$out/$name"
 done
 
+# The same component with its use-site caches in initial-exec TLS
+# (PVAR_TLS_MODEL, what a library loaded at startup may choose; glibc also
+# grants it to this small dlopen'ed one): thread exit, dlclose and reload
+# again.
+"$CC" "${cflags[@]}" -fPIC -shared '-DPVAR_TLS_MODEL="initial-exec"' tests/c/dl/site_component.c \
+    -o "$out/libsite_component_ie.so" -L"$libdir" -Wl,-rpath,"$libdir" -lpvar
+run "site_macros (PVAR_TLS_MODEL initial-exec)" \
+    env PVAR_SITE_COMPONENT="$out/libsite_component_ie.so" "$out/site_macros"
+
 # The static library, with MPI_T_* made weak so that PMPI tools can define
 # their own (scripts/weaken-static.sh): the spec's tool example and the
 # PMPI wrapper test linked against it.

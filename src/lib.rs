@@ -2,12 +2,14 @@
 //!
 //! Runtimes (**components**) register performance variables — counters,
 //! timers, levels, watermarks, states — and update them on their hot paths.
-//! Measured against a plain thread-local `+= 1` in the same run
-//! (`docs/benchmarks.md`): a use-site macro (`pvar::counter!("sent").inc()`)
-//! or a thread-bound handle 1.0×, a shared `Counter::inc` handle 2.0×, a
-//! C `PVAR_COUNTER_INC` in a `dlopen`ed component 0.9–1.1× a C
-//! thread-local there; prometheus and metrics-rs counters 20× (1 thread)
-//! and 69–70× (2 threads). **Tools** (profilers,
+//! Measured against a plain thread-local `+= 1` in the same run, on two
+//! shared 2-CPU hosts (an AMD EPYC, an Intel Xeon; `docs/benchmarks.md`,
+//! `pvar bench` on yours): a use-site macro (`pvar::counter!("sent").inc()`)
+//! or a thread-bound handle 0.8–1.2×, a shared `Counter::inc` handle 2–4×,
+//! a C `PVAR_COUNTER_INC` 1.0–1.2× a C thread-local in a `dlopen`ed
+//! component and 0.9–2.3× one in an executable; prometheus and metrics-rs
+//! counters took 6–25× (1 thread) and 13–79× (2 threads), following the
+//! host's cost of a shared atomic add. **Tools** (profilers,
 //! tracers, tuners) discover the variables, open sessions, bind handles and
 //! start / stop / read / reset them with the semantics of the MPI tool
 //! information interface (MPI_T), from any thread and, for sampling tools,

@@ -53,6 +53,32 @@ impl CSite {
     }
 }
 
+/// A macro's per-thread cache (`pvar_use_site` of `pvar.h`), for
+/// [`Cells::use_site_add`]: the handle it was filled for (modelled as a
+/// number, the handle's address), the site epoch then, and the cell.
+pub struct UseSite {
+    var: core::cell::Cell<usize>,
+    epoch: core::cell::Cell<u64>,
+    cell: core::cell::Cell<*const AtomicU64>,
+}
+
+impl UseSite {
+    pub fn new() -> Self {
+        Self {
+            var: core::cell::Cell::new(0),
+            epoch: core::cell::Cell::new(0),
+            cell: core::cell::Cell::new(core::ptr::null()),
+        }
+    }
+}
+
+/// What `pvar_var_free` does before freeing a handle: moves the site
+/// epoch, so that every macro cache keyed by the handle's address is
+/// stale before the address can be given to another handle.
+pub fn c_handle_freed() {
+    site_cache::bump_c_epoch()
+}
+
 /// One cell of a range reserved in a [`Cells`]: the same cell in every
 /// thread's record.
 #[derive(Clone, Copy, Debug)]
@@ -150,6 +176,44 @@ impl Cells {
                     site.owner.set(o.owner);
                     site.incarnation.set(o.incarnation);
                     site.cell.set(o.cell);
+                    site_cache::end_c_fill();
+                }
+                let v = o.cell.load(crate::sync::Ordering::Relaxed);
+                o.cell
+                    .store(v.wrapping_add(n), crate::sync::Ordering::Relaxed);
+            }
+            None => range.update(slot.i, |v| v.wrapping_add(n)),
+        }
+    }
+    /// What `pvar.h`'s `PVAR_COUNTER_ADD(v, n)` does with a call site's
+    /// cache `site` for handle `var` (a non-zero number standing for the
+    /// handle's address) of the variable whose cell is `slot`: the cached
+    /// cell while the site was filled for `var` and the site epoch is
+    /// unchanged (one relaxed load); else `pvar_use_site_fill_v1`'s steps
+    /// (the epoch read first, the thread's owned cell, noted and cached
+    /// under the fill guard) and the cell's update; else the function path
+    /// (the orphan record once the thread is exiting).
+    pub fn use_site_add(&self, site: &UseSite, var: usize, slot: CellSlot, n: u64) {
+        let word = site_cache::c_epoch();
+        if site.var.get() == var && word.load(crate::sync::Ordering::Relaxed) == site.epoch.get() {
+            // SAFETY: a cache whose epoch matches was filled by this
+            // thread with a cell of its record of `self.space`, which
+            // `self` keeps alive; records and chunks are never freed
+            // before their space.
+            let cell = unsafe { &*site.cell.get() };
+            let v = cell.load(crate::sync::Ordering::Relaxed);
+            cell.store(v.wrapping_add(n), crate::sync::Ordering::Relaxed);
+            return;
+        }
+        let epoch = word.load(crate::sync::Ordering::Acquire);
+        let range = self.range(slot);
+        match range.owned_cell(slot.i) {
+            Some(o) => {
+                if site_cache::note_c_owner(o.owner) && site_cache::begin_c_fill() {
+                    site.epoch.set(0);
+                    site.var.set(var);
+                    site.cell.set(o.cell);
+                    site.epoch.set(epoch);
                     site_cache::end_c_fill();
                 }
                 let v = o.cell.load(crate::sync::Ordering::Relaxed);

@@ -11,7 +11,11 @@
 //! read, "threads" is the number of registered threads (that updated the
 //! variable, then wait) while one thread reads.
 //!
-//! For the full comparison (prometheus, metrics-rs, handles, memory) run
+//! Each update row also has a floor: the baseline whose loop has the row's
+//! shape with a plain thread-local in place of the variable (`loops`; the
+//! shapes can be compared with `scripts/bench-shapes.sh`). prometheus and
+//! metrics-rs counters are measured in the same run, so their ratios are
+//! this host's. For the full comparison (handles, memory, criterion) run
 //! `scripts/bench.sh`.
 
 use std::io::{IsTerminal, Write};
@@ -64,6 +68,10 @@ struct Case {
     key: &'static str,
     label: &'static str,
     group: &'static str,
+    /// The key of the case whose loop has this one's shape with a plain
+    /// thread-local in place of the variable (itself for a floor), or ""
+    /// (a tool-side read: no update floor means anything).
+    floor: &'static str,
     /// Builds the plan for a thread count (fresh variables each time).
     make: fn(usize) -> Plan,
 }
@@ -78,18 +86,63 @@ fn cases() -> Vec<Case> {
             key: "thread_local",
             label: "thread-local `+= 1`",
             group: "baseline",
+            floor: "thread_local",
             make: |_| body(loops::thread_local_inc),
         },
         Case {
             key: "thread_local_f64",
             label: "thread-local f64 `+= 1.5`",
             group: "baseline",
+            floor: "thread_local_f64",
             make: |_| body(loops::thread_local_f64_add),
+        },
+        Case {
+            key: "thread_local_clobber",
+            label: "thread-local `+= 1`, fixed address",
+            group: "baseline",
+            floor: "thread_local_clobber",
+            make: |_| body(loops::thread_local_clobber_inc),
+        },
+        Case {
+            key: "thread_local_add",
+            label: "thread-local `+= n`",
+            group: "baseline",
+            floor: "thread_local_add",
+            make: |_| body(loops::thread_local_add),
+        },
+        Case {
+            key: "thread_local_clobber_add",
+            label: "thread-local `+= n`, fixed address",
+            group: "baseline",
+            floor: "thread_local_clobber_add",
+            make: |_| body(loops::thread_local_clobber_add),
+        },
+        Case {
+            key: "thread_local_inc_dec",
+            label: "thread-local `+= 1; -= 1`",
+            group: "baseline",
+            floor: "thread_local_inc_dec",
+            make: |_| body(loops::thread_local_inc_dec),
+        },
+        Case {
+            key: "thread_local_clobber_inc_dec",
+            label: "thread-local `+= 1; -= 1`, fixed address",
+            group: "baseline",
+            floor: "thread_local_clobber_inc_dec",
+            make: |_| body(loops::thread_local_clobber_inc_dec),
+        },
+        Case {
+            key: "thread_local_clobber_f64",
+            label: "thread-local f64 `+= 1.5`, fixed address",
+            group: "baseline",
+            floor: "thread_local_clobber_f64",
+            make: |_| body(loops::thread_local_clobber_f64_add),
         },
         Case {
             key: "atomic_shared",
             label: "shared AtomicU64::fetch_add",
             group: "baseline",
+            floor: "atomic_shared",
             make: |_| {
                 let a = Arc::new(Padded(AtomicU64::new(0)));
                 body(move |iters| loops::atomic_inc(&a.0, iters))
@@ -99,6 +152,7 @@ fn cases() -> Vec<Case> {
             key: "counter",
             label: "COUNTER inc",
             group: "update",
+            floor: "thread_local",
             make: |_| {
                 let c = pvar::Registry::new().counter("c").register().unwrap();
                 body(move |iters| loops::counter_inc(&c, iters))
@@ -108,6 +162,7 @@ fn cases() -> Vec<Case> {
             key: "local_counter",
             label: "COUNTER inc, thread-bound handle",
             group: "update",
+            floor: "thread_local_clobber",
             make: |_| {
                 let c = pvar::Registry::new().counter("c").register().unwrap();
                 body(move |iters| loops::local_counter_inc(&c, iters))
@@ -117,6 +172,7 @@ fn cases() -> Vec<Case> {
             key: "aggregate_u64",
             label: "AGGREGATE<u64> add",
             group: "update",
+            floor: "thread_local_add",
             make: |_| {
                 let reg = pvar::Registry::new();
                 let a = reg.aggregate::<u64>("a").register().unwrap();
@@ -127,6 +183,7 @@ fn cases() -> Vec<Case> {
             key: "aggregate_f64",
             label: "AGGREGATE<f64> add",
             group: "update",
+            floor: "thread_local_f64",
             make: |_| {
                 let reg = pvar::Registry::new();
                 let a = reg.aggregate::<f64>("a").register().unwrap();
@@ -137,6 +194,7 @@ fn cases() -> Vec<Case> {
             key: "level",
             label: "LEVEL inc/dec",
             group: "update",
+            floor: "thread_local_inc_dec",
             make: |_| {
                 let l = pvar::Registry::new().level::<u64>("l").register().unwrap();
                 body(move |iters| loops::level_inc_dec(&l, iters))
@@ -146,6 +204,7 @@ fn cases() -> Vec<Case> {
             key: "watermark_0h",
             label: "HIGHWATERMARK update, no handle",
             group: "update",
+            floor: "thread_local",
             make: |_| {
                 let reg = pvar::Registry::new();
                 let w = reg.high_watermark::<u64>("w").register().unwrap();
@@ -156,6 +215,7 @@ fn cases() -> Vec<Case> {
             key: "watermark_1h",
             label: "HIGHWATERMARK update, 1 started handle",
             group: "update",
+            floor: "thread_local",
             make: |_| {
                 let reg = pvar::Registry::new();
                 let w = reg.high_watermark::<u64>("w").register().unwrap();
@@ -173,6 +233,7 @@ fn cases() -> Vec<Case> {
             key: "watermark_16h",
             label: "HIGHWATERMARK update, 16 started handles",
             group: "update",
+            floor: "thread_local",
             make: |_| {
                 let reg = pvar::Registry::new();
                 let w = reg.high_watermark::<u64>("w").register().unwrap();
@@ -192,36 +253,62 @@ fn cases() -> Vec<Case> {
             key: "counter_macro",
             label: "COUNTER inc, `counter!` use site",
             group: "use site (macro)",
+            floor: "thread_local_clobber",
             make: |_| body(loops::counter_macro_inc),
         },
         Case {
             key: "aggregate_macro_u64",
             label: "AGGREGATE<u64> add, `aggregate!`",
             group: "use site (macro)",
+            floor: "thread_local_clobber_add",
             make: |_| body(loops::aggregate_macro_u64_add),
         },
         Case {
             key: "aggregate_macro_f64",
             label: "AGGREGATE<f64> add, `aggregate!`",
             group: "use site (macro)",
+            floor: "thread_local_clobber_f64",
             make: |_| body(loops::aggregate_macro_f64_add),
         },
         Case {
             key: "level_macro",
             label: "LEVEL inc/dec, `level!`",
             group: "use site (macro)",
+            floor: "thread_local_clobber_inc_dec",
             make: |_| body(loops::level_macro_inc_dec),
         },
         Case {
             key: "watermark_macro_0h",
             label: "HIGHWATERMARK update, `high_watermark!`",
             group: "use site (macro)",
+            floor: "thread_local_clobber",
             make: |_| body(loops::high_watermark_macro_update),
+        },
+        Case {
+            key: "prometheus",
+            label: "prometheus IntCounter inc (shared)",
+            group: "other libraries, on this host",
+            floor: "thread_local",
+            make: |_| {
+                let c = prometheus::IntCounter::new("bench_total", "pvar bench").unwrap();
+                body(move |iters| loops::prometheus_inc(&c, iters))
+            },
+        },
+        Case {
+            key: "metrics",
+            label: "metrics-rs Counter increment (shared)",
+            group: "other libraries, on this host",
+            floor: "thread_local",
+            make: |_| {
+                let c = metrics::Counter::from_arc(Arc::new(AtomicU64::new(0)));
+                body(move |iters| loops::metrics_inc(&c, iters))
+            },
         },
         Case {
             key: "event_0cb",
             label: "event raise, no callback",
             group: "event",
+            floor: "thread_local",
             make: |_| {
                 let s = Arc::new(loops::event_setup(false));
                 body(move |iters| loops::event_raise(&s, iters))
@@ -231,6 +318,7 @@ fn cases() -> Vec<Case> {
             key: "event_1cb",
             label: "event raise, 1 callback",
             group: "event",
+            floor: "thread_local",
             make: |_| {
                 let s = Arc::new(loops::event_setup(true));
                 body(move |iters| loops::event_raise(&s, iters))
@@ -240,6 +328,7 @@ fn cases() -> Vec<Case> {
             key: "quanta_pair",
             label: "raw quanta tick pair",
             group: "timer",
+            floor: "quanta_pair",
             make: |_| {
                 let clock = quanta::Clock::new();
                 body(move |iters| loops::quanta_pair(&clock, iters))
@@ -249,12 +338,14 @@ fn cases() -> Vec<Case> {
             key: "instant_pair",
             label: "std Instant pair",
             group: "timer",
+            floor: "instant_pair",
             make: |_| body(loops::instant_pair),
         },
         Case {
             key: "timer",
             label: "TIMER start+stop",
             group: "timer",
+            floor: "quanta_pair",
             make: |_| {
                 let t = pvar::Registry::new().timer("t").register().unwrap();
                 body(move |iters| loops::timer_start_stop(&t, iters))
@@ -264,6 +355,7 @@ fn cases() -> Vec<Case> {
             key: "read",
             label: "read one handle (tool)",
             group: "read",
+            floor: "",
             make: |threads| {
                 let loops::ReadSetup {
                     session,
@@ -315,6 +407,11 @@ struct Row {
     /// ns per operation per thread, by thread count (same order as
     /// `Report::threads`).
     ns: Vec<f64>,
+    /// The key of the row whose loop has this row's shape with a plain
+    /// thread-local in place of the variable (`loops`); "" for none.
+    floor: &'static str,
+    /// Ratio to `floor`'s row with the same thread count (empty for none).
+    vs_floor: Vec<f64>,
     /// Ratio to `thread_local` with the same thread count.
     vs_thread_local: Vec<f64>,
     /// Ratio to `atomic_shared` with the same thread count.
@@ -340,6 +437,12 @@ struct Report {
     aggregate_f64_vs_thread_local_f64: Vec<f64>,
     /// `aggregate!(…: f64)` add / thread-local f64 `+=`, by thread count.
     aggregate_macro_f64_vs_thread_local_f64: Vec<f64>,
+    /// prometheus `IntCounter::inc` / `counter!` inc, by thread count: as
+    /// measured on this host (it moves with the host's cost of a contended
+    /// atomic add).
+    prometheus_vs_counter_macro: Vec<f64>,
+    /// metrics-rs `Counter::increment` / `counter!` inc, by thread count.
+    metrics_vs_counter_macro: Vec<f64>,
     /// Read cost per extra registered thread (ns), from the two columns.
     read_ns_per_thread: Option<f64>,
     seconds: f64,
@@ -442,6 +545,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             label: c.label,
             group: c.group,
             ns: v.clone(),
+            floor: c.floor,
+            vs_floor: if c.floor.is_empty() {
+                Vec::new()
+            } else {
+                ratio(v, &col(c.floor))
+            },
             vs_thread_local: ratio(v, &tl),
             vs_atomic: ratio(v, &at),
         })
@@ -461,6 +570,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             &col("aggregate_macro_f64"),
             &col("thread_local_f64"),
         ),
+        prometheus_vs_counter_macro: ratio(&col("prometheus"), &col("counter_macro")),
+        metrics_vs_counter_macro: ratio(&col("metrics"), &col("counter_macro")),
         read_ns_per_thread: (threads.len() == 2)
             .then(|| (read[1] - read[0]) / (threads[1] - threads[0]) as f64),
         rows,
@@ -481,11 +592,20 @@ fn print_table(r: &Report) {
         "pvar bench: {} CPU(s), ns per operation per thread, median of {} runs, {} clock\n",
         r.cpus, r.runs, r.clock
     );
-    out += "ratios: ×local = / thread-local `+= 1`, ×atomic = / shared fetch_add, same thread count\n\n";
-    let mut head = format!("{:<44}", "operation");
+    out += "ratios, same thread count: ×floor = / the row's floor (the baseline whose loop has the row's\n\
+            shape with a thread-local in place of the variable: [a] [b] ... below), ×atomic = / shared fetch_add\n\n";
+    let mark = |key: &str| -> String {
+        r.rows
+            .iter()
+            .filter(|x| x.group == "baseline" && x.key != "atomic_shared")
+            .position(|x| x.key == key)
+            .map(|k| format!("[{}]", (b'a' + k as u8) as char))
+            .unwrap_or_default()
+    };
+    let mut head = format!("{:<48}", "operation");
     for &t in &r.threads {
         let th = format!("{t} thread{}", if t == 1 { "" } else { "s" });
-        head += &format!(" {th:>10} {:>7} {:>7}", "×local", "×atomic");
+        head += &format!(" {th:>10} {:>7} {:>7}", "×floor", "×atomic");
     }
     out += &head;
     out.push('\n');
@@ -495,14 +615,26 @@ fn print_table(r: &Report) {
             group = row.group;
             out += &format!("{group}\n");
         }
-        let mut line = format!("  {:<42}", row.label);
+        let floor = if row.group == "baseline" || row.floor.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", mark(row.floor))
+        };
+        let name = if row.group == "baseline" && row.key != "atomic_shared" {
+            format!("{} {}", mark(row.key), row.label)
+        } else {
+            format!("{}{floor}", row.label)
+        };
+        let mut line = format!("  {name:<46}");
         for k in 0..r.threads.len() {
             // Ratios of a tool-side read to update baselines mean nothing.
             let (tl, at) = if row.group == "read" {
                 ("-".to_string(), "-".to_string())
             } else {
                 (
-                    format!("{:.2}", row.vs_thread_local[k]),
+                    row.vs_floor
+                        .get(k)
+                        .map_or("-".to_string(), |x| format!("{x:.2}")),
                     format!("{:.2}", row.vs_atomic[k]),
                 )
             };
@@ -528,6 +660,11 @@ fn print_table(r: &Report) {
         "AGGREGATE<f64> add vs thread-local f64 `+= 1.5` (the float add's latency): handle {}; `aggregate!` {}\n",
         list(&r.aggregate_f64_vs_thread_local_f64),
         list(&r.aggregate_macro_f64_vs_thread_local_f64)
+    );
+    out += &format!(
+        "on this host, prometheus / `counter!`: {}; metrics-rs / `counter!`: {} (a shared atomic add's cost, which varies by host)\n",
+        list(&r.prometheus_vs_counter_macro),
+        list(&r.metrics_vs_counter_macro)
     );
     match r.read_ns_per_thread {
         Some(per) if per >= 0.0 => {

@@ -12,6 +12,12 @@
 //!   list) and updates through the same or another site; the list must hold
 //!   every filled cache, or the exit guard would miss one.
 //!
+//! C use sites (`pvar.h`) are in no list; the models check that the
+//! caches' validity words (the record's owner word for `pvar_site`, the
+//! site epoch for the macros' `pvar_use_site`) refuse an update after the
+//! thread's exit, and that a macro cache keyed by a freed handle's address
+//! is stale once another handle has that address.
+//!
 //! Registry teardown needs no model: a use site registers only in a
 //! registry its `home` function returns as `&'static` (the global one), so
 //! a cached cell's record and chunk are never freed, and a use site's
@@ -23,7 +29,7 @@
 
 use loom::sync::Arc;
 use pvar::__private::SiteCache;
-use pvar::loom_api::{self, CSite, Cells, signal};
+use pvar::loom_api::{self, CSite, Cells, UseSite, signal};
 use pvar::{Counter, Pvars, Registry, Site, SiteDecl, SiteRef};
 
 use crate::{model, registry, spawn};
@@ -171,5 +177,87 @@ fn c_site_is_refused_after_exit() {
         t1.join().unwrap();
         t2.join().unwrap();
         assert_eq!(cells.sum(slot), 112);
+    });
+}
+
+loom::thread_local! {
+    static USE_SITE: UseSite = UseSite::new();
+}
+
+/// The address a modelled handle has (any non-zero number).
+const HANDLE_AT: usize = 0x1000;
+
+/// `c_site_is_refused_after_exit` for the macros' cache (`pvar_use_site`):
+/// what stops thread 1's update after its exit from writing the record
+/// thread 2 may now own is the site epoch, moved by the exit guard before
+/// the id goes back. Nothing is lost.
+#[test]
+fn use_site_is_refused_after_exit() {
+    model(|| {
+        let cells = Arc::new(Cells::new());
+        let slot = cells.alloc();
+        let t1 = {
+            let cells = cells.clone();
+            spawn(move || {
+                USE_SITE.with(|s| {
+                    cells.use_site_add(s, HANDLE_AT, slot, 1);
+                    cells.use_site_add(s, HANDLE_AT, slot, 1);
+                    loom_api::thread_exit();
+                    cells.use_site_add(s, HANDLE_AT, slot, 10);
+                })
+            })
+        };
+        let t2 = {
+            let cells = cells.clone();
+            spawn(move || USE_SITE.with(|s| cells.use_site_add(s, HANDLE_AT, slot, 100)))
+        };
+        t1.join().unwrap();
+        t2.join().unwrap();
+        assert_eq!(cells.sum(slot), 112);
+    });
+}
+
+/// Thread 1 updates variable A through a macro's cache with the handle at
+/// `HANDLE_AT`, then starts thread 2 (a handle is freed only after every
+/// update through it), then updates through the same cache with whatever
+/// handle is at that address now. Thread 2 frees A's handle
+/// (`pvar_var_free` moves the epoch) and gives the address to a handle of
+/// variable B, published with a release store (the component's own
+/// synchronisation). If thread 1 sees B's handle, its update must reach B,
+/// not A's cell that its cache holds.
+#[test]
+fn use_site_refills_for_a_handle_at_a_freed_address() {
+    model(|| {
+        let cells = Arc::new(Cells::new());
+        let a = cells.alloc();
+        let b = cells.alloc();
+        // 0: the handle at HANDLE_AT is A's; 1: it is B's.
+        let published = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let t1 = {
+            let (cells, published) = (cells.clone(), published.clone());
+            spawn(move || {
+                USE_SITE.with(|s| {
+                    cells.use_site_add(s, HANDLE_AT, a, 1);
+                    let t2 = {
+                        let published = published.clone();
+                        spawn(move || {
+                            loom_api::c_handle_freed();
+                            published.store(1, loom::sync::atomic::Ordering::Release);
+                        })
+                    };
+                    let now_b = published.load(loom::sync::atomic::Ordering::Acquire) == 1;
+                    cells.use_site_add(s, HANDLE_AT, if now_b { b } else { a }, 10);
+                    t2.join().unwrap();
+                    loom_api::thread_exit();
+                    now_b
+                })
+            })
+        };
+        let now_b = t1.join().unwrap();
+        if now_b {
+            assert_eq!((cells.sum(a), cells.sum(b)), (1, 10));
+        } else {
+            assert_eq!((cells.sum(a), cells.sum(b)), (11, 0));
+        }
     });
 }

@@ -32,14 +32,30 @@ pub struct EventStats {
 }
 
 /// Striped, so that threads raising at once do not share one counter's
-/// cache line.
+/// cache line. A delivery attempt at a raise ends in exactly one of
+/// `direct`, `deferred` and `dropped_at_raise`, so `raised` is their sum
+/// and a delivery at the raise pays one counter, not two; a deferred one
+/// later ends in `delivered_later`, `dropped_later` or `discarded`.
 #[derive(Default)]
 struct Counters {
-    raised: StripedCounter,
-    delivered: StripedCounter,
+    /// Callbacks run at the raise.
+    direct: StripedCounter,
+    /// Callbacks run from a buffer.
+    delivered_later: StripedCounter,
     deferred: StripedCounter,
-    dropped: StripedCounter,
+    /// Lost at the raise (with a callback that failed there, or none that
+    /// could run and no room to wait).
+    dropped_at_raise: StripedCounter,
+    /// Lost at a delivery point, after waiting.
+    dropped_later: StripedCounter,
     discarded: StripedCounter,
+}
+
+/// Where a delivery is counted: at the raise, or from a buffer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum When {
+    AtRaise,
+    Later,
 }
 
 /// Bit 63 of a buffered entry's event word: the raise had an object.
@@ -132,11 +148,18 @@ impl Delivery {
     /// What happened to raised events so far.
     pub(crate) fn stats(&self) -> EventStats {
         let c = &self.counters;
+        // Each sum's parts read once, so that `raised` and the others
+        // agree on the counts they share.
+        let (direct, deferred, dropped_at_raise) = (
+            c.direct.total(),
+            c.deferred.total(),
+            c.dropped_at_raise.total(),
+        );
         EventStats {
-            raised: c.raised.total(),
-            delivered: c.delivered.total(),
-            deferred: c.deferred.total(),
-            dropped: c.dropped.total(),
+            raised: direct.wrapping_add(deferred).wrapping_add(dropped_at_raise),
+            delivered: direct.wrapping_add(c.delivered_later.total()),
+            deferred,
+            dropped: dropped_at_raise.wrapping_add(c.dropped_later.total()),
             discarded: c.discarded.total(),
         }
     }
@@ -190,7 +213,6 @@ impl Delivery {
                 if reg.object != object || !reg.subscribed.load(Ordering::Relaxed) {
                     continue;
                 }
-                self.counters.raised.inc();
                 match timestamp {
                     Some(timestamp) => {
                         let event = Occurrence {
@@ -202,7 +224,7 @@ impl Delivery {
                         };
                         self.deliver_or_defer(&event, key, &reg, required)
                     }
-                    None => self.drop_one(&reg, ty.info.source, required),
+                    None => self.drop_one(&reg, ty.info.source, required, When::AtRaise),
                 }
             }
         });
@@ -240,17 +262,17 @@ impl Delivery {
             && level < CbSafety::ThreadSafe
             && self.take_token()
         {
-            self.run(event, key, reg, cb, required);
+            self.run(event, key, reg, cb, required, When::AtRaise);
             self.give_token();
             return;
         }
         let unserialised = required.max(CbSafety::ThreadSafe);
         if !queued && let Some((cb, _)) = reg.pick(unserialised) {
-            self.run(event, key, reg, cb, unserialised);
+            self.run(event, key, reg, cb, unserialised, When::AtRaise);
             return;
         }
         if !reg.has_any_callback() {
-            self.drop_one(reg, event.ty.info.source, required);
+            self.drop_one(reg, event.ty.info.source, required, When::AtRaise);
             return;
         }
         let pending = event.pending(key);
@@ -267,7 +289,7 @@ impl Delivery {
         } else {
             // Lost: recorded before the count that makes later raises wait
             // is lowered, so that the next delivery reports it.
-            self.drop_one(reg, event.ty.info.source, required);
+            self.drop_one(reg, event.ty.info.source, required, When::AtRaise);
             self.waiting.fetch_sub(1, Ordering::Relaxed);
             reg.waiting.fetch_sub(1, Ordering::AcqRel);
         }
@@ -279,8 +301,11 @@ impl Delivery {
     /// before its next delivery ([`Delivery::run`]); one without has no
     /// delivery to wait for and hears of it at the first point where its
     /// handler may run ([`Delivery::report_without_callback`]).
-    fn drop_one(&self, reg: &Registration, source: usize, required: CbSafety) {
-        self.counters.dropped.inc();
+    fn drop_one(&self, reg: &Registration, source: usize, required: CbSafety, when: When) {
+        match when {
+            When::AtRaise => self.counters.dropped_at_raise.inc(),
+            When::Later => self.counters.dropped_later.inc(),
+        }
         if reg.note_drop() && !reg.has_any_callback() {
             self.report_without_callback(reg, source, required);
         }
@@ -348,6 +373,7 @@ impl Delivery {
         reg: &Registration,
         cb: &Callback,
         ctx: CbSafety,
+        when: When,
     ) {
         let ty = event.ty;
         reg.report_drops(ty.info.source, ctx, cb.user_data);
@@ -360,9 +386,12 @@ impl Delivery {
             record: event.record.bytes(ty.info.extent),
         };
         if inst.with_live(ctx, |i| (cb.f)(i, ctx)).is_some() {
-            self.counters.delivered.inc();
+            match when {
+                When::AtRaise => self.counters.direct.inc(),
+                When::Later => self.counters.delivered_later.inc(),
+            }
         } else {
-            self.drop_one(reg, ty.info.source, ctx);
+            self.drop_one(reg, ty.info.source, ctx, when);
         }
     }
 
@@ -439,7 +468,7 @@ impl Delivery {
                         break; // keep order: a later point may deliver it
                     }
                     self.take_out(ring);
-                    self.drop_one(&reg, ty.info.source, required);
+                    self.drop_one(&reg, ty.info.source, required, When::Later);
                     self.done_with(&reg);
                     continue;
                 };
@@ -458,7 +487,14 @@ impl Delivery {
                     record: &record,
                     timestamp: pending.timestamp,
                 };
-                self.run(&event, pending.registration, &reg, cb, required);
+                self.run(
+                    &event,
+                    pending.registration,
+                    &reg,
+                    cb,
+                    required,
+                    When::Later,
+                );
                 self.done_with(&reg);
                 n += 1;
             }

@@ -57,7 +57,10 @@
 //! (`benches/metrics_recorder.rs`), `increment(1)` on a held
 //! `metrics::Counter` costs 8.3× a thread-local `+= 1` on one thread and
 //! stays flat on two, where a recorder backed by one `AtomicU64` (as
-//! `metrics-util`'s) costs 20×, and up to 69× on two threads.
+//! `metrics-util`'s) cost 20×, and up to 69× on two threads, on the host
+//! of `docs/metrics-recorder.md` (an AMD EPYC; the ratio follows the
+//! host's cost of a shared atomic add: 16× on an Intel Xeon in `pvar
+//! bench`).
 //!
 //! - **`absolute(n)`** raises the counter to `n` relative to the largest
 //!   absolute value given so far: each series keeps that value in an

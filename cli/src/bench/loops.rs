@@ -10,10 +10,21 @@
 //! `std::hint::black_box`, it stores nothing to the stack, whose slot could
 //! share its low 12 address bits with the updated cell (4K aliasing) and
 //! make a case 2× slower or not from one build to the next. The use-site
-//! macro loops, whose addresses are constants, pass through [`clobber`]
-//! (the same empty block, without an operand). The loops that take a
-//! variable first update it once untimed (first touch: thread id, record,
-//! chunk; for a use site, also registration and the thread's cache).
+//! macro loops, whose addresses are constants, and the thread-bound
+//! handle's, whose cell a user's loop keeps in a register, pass through
+//! [`clobber`] (the same empty block, without an operand). A loop that
+//! alternates two updates (LEVEL `inc`, `dec`) does both in each iteration,
+//! as code that enters and leaves does, rather than branch on the
+//! iteration's parity. The loops that take a variable first update it once
+//! untimed (first touch: thread id, record, chunk; for a use site, also
+//! registration and the thread's cache).
+//!
+//! Each update loop has a floor of the same shape (a thread-local `Cell`
+//! updated the way the loop updates its variable: through [`opaque`] or
+//! after [`clobber`], one or two updates per iteration), which `pvar bench`
+//! puts next to it. The loops are `#[inline(never)]`, so that
+//! `scripts/bench-shapes.sh` can print each one's instructions from the
+//! built binary and the shapes can be compared.
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -138,6 +149,7 @@ pub type Body = Arc<dyn Fn(u64) -> Duration + Send + Sync>;
 /// on a barrier; each thread times its own loop; returns the slowest
 /// thread's time. So a figure is *per operation per thread*: flat from 1
 /// to n threads means no contention.
+#[inline(never)]
 pub fn run_body(body: &Body, threads: usize, iters: u64) -> Duration {
     let barrier = Arc::new(Barrier::new(threads));
     let joins: Vec<_> = (0..threads)
@@ -242,6 +254,7 @@ std::thread_local! {
 
 /// `iters` × a plain `thread_local!` `Cell<u64>` `+= 1`: the physical
 /// limit, and the baseline of the ratios.
+#[inline(never)]
 pub fn thread_local_inc(iters: u64) -> Duration {
     TL.with(|c| {
         timed(iters, || {
@@ -251,9 +264,103 @@ pub fn thread_local_inc(iters: u64) -> Duration {
     })
 }
 
+/// `iters` × a plain `thread_local!` `Cell<u64>` `+= 1` at its constant
+/// address after [`clobber`]: the floor of the use-site macro loops and of
+/// the thread-bound handle's (same shape: a fixed address, everything
+/// reloaded after the barrier).
+#[inline(never)]
+pub fn thread_local_clobber_inc(iters: u64) -> Duration {
+    timed(iters, || {
+        clobber();
+        TL.with(|c| c.set(c.get() + 1));
+    })
+}
+
+/// `iters` × a plain `thread_local!` `Cell<u64>` `+= 3`, the amount
+/// through [`opaque_bits`] (a register): the floor of the integer
+/// AGGREGATE handle loop, whose amount comes the same way (an add of a
+/// register is another instruction than an increment, and some CPUs
+/// forward the one's store to the next load faster than the other's).
+#[inline(never)]
+pub fn thread_local_add(iters: u64) -> Duration {
+    TL.with(|c| {
+        timed(iters, || {
+            let c = opaque(c);
+            c.set(c.get().wrapping_add(opaque_bits(3)));
+        })
+    })
+}
+
+/// [`thread_local_add`] at the constant address after [`clobber`]: the
+/// floor of the `aggregate!` (u64) loop.
+#[inline(never)]
+pub fn thread_local_clobber_add(iters: u64) -> Duration {
+    timed(iters, || {
+        clobber();
+        TL.with(|c| c.set(c.get().wrapping_add(opaque_bits(3))));
+    })
+}
+
+/// Times `iters` updates made in pairs, `up` then `down` in each pass of
+/// the loop; an odd `iters` ends with one more `up`, timed, and its `down`
+/// after the clock is read (so the level is back where it was).
+#[inline(always)]
+pub fn timed_pairs(iters: u64, mut up: impl FnMut(), mut down: impl FnMut()) -> Duration {
+    let start = Stamp::now();
+    for _ in 0..iters / 2 {
+        up();
+        down();
+    }
+    if iters & 1 == 1 {
+        up();
+        let d = start.elapsed();
+        down();
+        return d;
+    }
+    start.elapsed()
+}
+
+/// `iters` updates of a plain `thread_local!` `Cell<u64>`, `+= 1` then
+/// `-= 1` in each iteration, each through [`opaque`]: the floor of the
+/// LEVEL handle loop ([`timed_pairs`]).
+#[inline(never)]
+pub fn thread_local_inc_dec(iters: u64) -> Duration {
+    TL.with(|c| {
+        timed_pairs(
+            iters,
+            || {
+                let c = opaque(c);
+                c.set(c.get().wrapping_add(1));
+            },
+            || {
+                let c = opaque(c);
+                c.set(c.get().wrapping_sub(1));
+            },
+        )
+    })
+}
+
+/// [`thread_local_inc_dec`] at the constant address after [`clobber`]:
+/// the floor of the `level!` loop.
+#[inline(never)]
+pub fn thread_local_clobber_inc_dec(iters: u64) -> Duration {
+    timed_pairs(
+        iters,
+        || {
+            clobber();
+            TL.with(|c| c.set(c.get().wrapping_add(1)));
+        },
+        || {
+            clobber();
+            TL.with(|c| c.set(c.get().wrapping_sub(1)));
+        },
+    )
+}
+
 /// `iters` × a plain `thread_local!` `Cell<f64>` `+= 1.5` (the amount
 /// through [`opaque_bits`], as in [`aggregate_add`]): the baseline of the
 /// f64 AGGREGATE, whose cost is the float add's latency.
+#[inline(never)]
 pub fn thread_local_f64_add(iters: u64) -> Duration {
     let bits = 1.5f64.to_bits();
     TL_F64.with(|c| {
@@ -265,46 +372,79 @@ pub fn thread_local_f64_add(iters: u64) -> Duration {
 }
 
 /// `iters` × `a.fetch_add(1, Relaxed)`.
+#[inline(never)]
 pub fn atomic_inc(a: &AtomicU64, iters: u64) -> Duration {
     timed(iters, || {
         opaque(a).fetch_add(1, Ordering::Relaxed);
     })
 }
 
+/// `iters` × `prometheus::IntCounter::inc` (one counter, shared by the
+/// threads that run this loop).
+#[inline(never)]
+pub fn prometheus_inc(c: &prometheus::IntCounter, iters: u64) -> Duration {
+    timed(iters, || opaque(c).inc())
+}
+
+/// `iters` × metrics-rs `Counter::increment(1)` on a handle held by the
+/// loop, backed by one `AtomicU64` shared by the threads (what
+/// `metrics-util`'s registry gives a recorder).
+#[inline(never)]
+pub fn metrics_inc(c: &metrics::Counter, iters: u64) -> Duration {
+    timed(iters, || opaque(c).increment(1))
+}
+
 /// `iters` × [`pvar::Counter::inc`], after one untimed `inc`.
+#[inline(never)]
 pub fn counter_inc(c: &pvar::Counter, iters: u64) -> Duration {
     c.inc();
     timed(iters, || opaque(c).inc())
 }
 
-/// `iters` × [`pvar::LocalCounter::inc`] on `c.local(0)`, fetched once.
+/// `iters` × [`pvar::LocalCounter::inc`] on `c.local(0)`, fetched once
+/// and kept in registers as a user's loop keeps it (the loop passes
+/// through [`clobber`], not [`opaque`], whose operand would put the
+/// handle on the stack and reload it every iteration).
+#[inline(never)]
 pub fn local_counter_inc(c: &pvar::Counter, iters: u64) -> Duration {
     let local = c.local(0);
-    timed(iters, || opaque(&local).inc())
+    timed(iters, || {
+        clobber();
+        local.inc()
+    })
+}
+
+/// [`thread_local_clobber_f64_add`]'s shape for the `aggregate!` f64 loop:
+/// a thread-local `Cell<f64>` at its constant address after [`clobber`].
+#[inline(never)]
+pub fn thread_local_clobber_f64_add(iters: u64) -> Duration {
+    let bits = 1.5f64.to_bits();
+    timed(iters, || {
+        clobber();
+        TL_F64.with(|c| c.set(c.get() + f64::from_bits(opaque_bits(bits))));
+    })
 }
 
 /// `iters` × `a.add(x)`, after one untimed `add` of zero.
+#[inline(never)]
 pub fn aggregate_add<T: Magnitude>(a: &pvar::Aggregate<T>, x: T, iters: u64) -> Duration {
     a.add(T::from_bits(0));
     let bits = x.to_bits();
     timed(iters, || opaque(a).add(T::from_bits(opaque_bits(bits))))
 }
 
-/// `iters` updates of a LEVEL, `inc` and `dec` alternately, after one
-/// untimed `inc` + `dec`.
+/// `iters` updates of a LEVEL, an `inc` and a `dec` in each iteration
+/// ([`timed_pairs`]: the level ends where it began), after one untimed
+/// `inc` + `dec`.
+#[inline(never)]
 pub fn level_inc_dec(l: &pvar::Level<u64>, iters: u64) -> Duration {
     l.inc();
     l.dec();
-    timed_i(iters, |i| {
-        if i & 1 == 0 {
-            opaque(l).inc()
-        } else {
-            opaque(l).dec()
-        }
-    })
+    timed_pairs(iters, || opaque(l).inc(), || opaque(l).dec())
 }
 
 /// `iters` × `w.update(i & 63)`.
+#[inline(never)]
 pub fn watermark_update(w: &pvar::HighWatermark<u64>, iters: u64) -> Duration {
     timed_i(iters, |i| opaque(w).update(i & 63))
 }
@@ -361,6 +501,7 @@ pub fn high_watermark_site() -> pvar::SiteRef<pvar::HighWatermark<u64>> {
 }
 
 /// `iters` × `pvar::counter!(…).inc()`, after one untimed `inc`.
+#[inline(never)]
 pub fn counter_macro_inc(iters: u64) -> Duration {
     counter_site().inc();
     timed(iters, || {
@@ -370,6 +511,7 @@ pub fn counter_macro_inc(iters: u64) -> Duration {
 }
 
 /// `iters` × `pvar::aggregate!(…).add(3)`, after one untimed `add(0)`.
+#[inline(never)]
 pub fn aggregate_macro_u64_add(iters: u64) -> Duration {
     aggregate_u64_site().add(0);
     timed(iters, || {
@@ -380,6 +522,7 @@ pub fn aggregate_macro_u64_add(iters: u64) -> Duration {
 
 /// `iters` × `pvar::aggregate!(…: f64).add(1.5)`, after one untimed
 /// `add(0.0)`.
+#[inline(never)]
 pub fn aggregate_macro_f64_add(iters: u64) -> Duration {
     aggregate_f64_site().add(0.0);
     let bits = 1.5f64.to_bits();
@@ -389,20 +532,29 @@ pub fn aggregate_macro_f64_add(iters: u64) -> Duration {
     })
 }
 
-/// `iters` updates through `pvar::level!(…)`, `inc` and `dec` alternately,
-/// after one untimed `inc` + `dec`.
+/// `iters` updates through `pvar::level!(…)`, an `inc` and a `dec` in
+/// each iteration ([`timed_pairs`]: the level ends where it began), after
+/// one untimed `inc` + `dec`.
+#[inline(never)]
 pub fn level_macro_inc_dec(iters: u64) -> Duration {
     level_site().inc();
     level_site().dec();
-    timed_i(iters, |i| {
-        clobber();
-        let l = level_site();
-        if i & 1 == 0 { l.inc() } else { l.dec() }
-    })
+    timed_pairs(
+        iters,
+        || {
+            clobber();
+            level_site().inc();
+        },
+        || {
+            clobber();
+            level_site().dec();
+        },
+    )
 }
 
 /// `iters` × `pvar::high_watermark!(…).update(i & 63)`, after one untimed
 /// `update(0)`.
+#[inline(never)]
 pub fn high_watermark_macro_update(iters: u64) -> Duration {
     high_watermark_site().update(0);
     timed_i(iters, |i| {
@@ -457,6 +609,7 @@ pub fn event_setup(callback: bool) -> EventSetup {
 /// `iters` × [`pvar::Event::raise`] of the record `1u64`, after one untimed
 /// raise; then adds what this thread's callback saw to `s.seen` (so with a
 /// callback it grows by `iters + 1` per thread, without one by 0).
+#[inline(never)]
 pub fn event_raise(s: &EventSetup, iters: u64) -> Duration {
     let record = 1u64;
     s.event.raise(&record);
@@ -467,6 +620,7 @@ pub fn event_raise(s: &EventSetup, iters: u64) -> Duration {
 }
 
 /// `iters` intervals of two raw `quanta` reads.
+#[inline(never)]
 pub fn quanta_pair(clock: &quanta::Clock, iters: u64) -> Duration {
     let mut sum = 0u64;
     let d = timed(iters, || {
@@ -480,6 +634,7 @@ pub fn quanta_pair(clock: &quanta::Clock, iters: u64) -> Duration {
 }
 
 /// `iters` × `Instant::now()` + `elapsed()`.
+#[inline(never)]
 pub fn instant_pair(iters: u64) -> Duration {
     let mut sum = Duration::ZERO;
     let d = timed(iters, || {
@@ -491,6 +646,7 @@ pub fn instant_pair(iters: u64) -> Duration {
 }
 
 /// `iters` × [`pvar::Timer::start`] + `stop`, after one untimed pair.
+#[inline(never)]
 pub fn timer_start_stop(t: &pvar::Timer, iters: u64) -> Duration {
     t.start();
     t.stop();
@@ -503,6 +659,7 @@ pub fn timer_start_stop(t: &pvar::Timer, iters: u64) -> Duration {
 
 /// `iters` × [`pvar::Tool::read`] of handle `h` into a one-element stack
 /// buffer (what a sampling handler does).
+#[inline(never)]
 pub fn read_handle(session: &ReadSession, h: pvar::HandleId, iters: u64) -> Duration {
     let tool = session.reg.tool();
     let mut v = [0u64];

@@ -321,6 +321,11 @@ pub unsafe extern "C" fn pvar_bound_index(bound: *mut c_void) -> c_int {
 /// `var` is NULL or a live `pvar_var`, not used afterwards.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvar_var_free(var: *mut c_void) {
+    if !var.is_null() {
+        // Before the address can be given to another handle: `pvar.h`'s
+        // use-site caches keyed by this address are stale from now on.
+        crate::hot::cells::site_cache::bump_c_epoch();
+    }
     // SAFETY: caller's contract.
     unsafe { free_ptr::<VarHandle>(var) }
 }

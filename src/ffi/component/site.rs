@@ -22,6 +22,7 @@ use super::deref;
 use super::register::{Var, VarHandle};
 use crate::hot::cells::OwnedCell;
 use crate::hot::cells::site_cache;
+use crate::sync::Ordering;
 use crate::sync::unmodelled::AtomicU64;
 
 /// `PVAR_SITE_INT`: the macro adds integers to the cell (integer COUNTER,
@@ -118,6 +119,76 @@ pub unsafe extern "C" fn pvar_site_fill_v2(
     // one chunk of the thread's record.
     unsafe { first.add(i) }
 }
+
+/// `pvar_use_site` of `pvar.h`, field for field: what the macros cache.
+#[repr(C)]
+pub struct UseSite {
+    var: *mut c_void,
+    epoch: u64,
+    cell: *mut u64,
+    count: usize,
+    epoch_word: *const u64,
+}
+
+/// Fills `site` (a macro's thread-local cache) for `var` and returns the
+/// calling thread's cell of element `i`, or NULL, as
+/// [`pvar_site_fill_v2`] does. The cache keeps the handle's address and
+/// the site epoch read before anything else (so a move of the epoch while
+/// this runs leaves the cache stale, never wrong); `pvar.h`'s fast path
+/// uses it while it is given that handle and the epoch word is unchanged
+/// (`hot::cells::site_cache`: the epoch moves before a handle is freed and
+/// when a thread that filled C sites exits).
+///
+/// # Safety
+/// `site` points to a `pvar_use_site` of the calling thread; `var` is NULL
+/// or a live `pvar_var`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pvar_use_site_fill_v1(
+    site: *mut UseSite,
+    var: *mut c_void,
+    i: usize,
+    kind: c_int,
+) -> *mut u64 {
+    if site.is_null() || !crate::pvar::ENABLED {
+        return core::ptr::null_mut();
+    }
+    let word = site_cache::c_epoch();
+    let epoch = word.load(Ordering::Acquire);
+    // SAFETY: caller's contract.
+    let Some(h) = (unsafe { deref::<VarHandle>(var) }) else {
+        return core::ptr::null_mut();
+    };
+    let Some((owned, count)) = owned_cell(&h.var, kind, i) else {
+        return core::ptr::null_mut();
+    };
+    let first = owned.cell.as_ptr();
+    if site_cache::note_c_owner(owned.owner) && site_cache::begin_c_fill() {
+        // SAFETY: `site` is the calling thread's own `static __thread`
+        // cache (caller's contract), written by no other thread; a handler
+        // interrupting these writes finds `begin_c_fill` refused and
+        // leaves the cache alone. The epoch is zeroed first (a value the
+        // word never holds) and set last, so a handler's fast path never
+        // uses a half-written cache.
+        unsafe {
+            let s = &mut *site;
+            core::ptr::write_volatile(&mut s.epoch, 0);
+            core::ptr::write_volatile(&mut s.var, var);
+            core::ptr::write_volatile(&mut s.cell, first);
+            core::ptr::write_volatile(&mut s.count, count);
+            core::ptr::write_volatile(&mut s.epoch_word, word.as_ptr().cast_const());
+            core::ptr::write_volatile(&mut s.epoch, epoch);
+        }
+        site_cache::end_c_fill();
+    }
+    // SAFETY: element `i < count`; the variable's cells are consecutive in
+    // one chunk of the thread's record.
+    unsafe { first.add(i) }
+}
+
+// `pvar_use_site` has five 8-byte fields in this order.
+const _: () = assert!(core::mem::offset_of!(UseSite, epoch) == 8);
+const _: () = assert!(core::mem::offset_of!(UseSite, epoch_word) == 32);
+const _: () = assert!(core::mem::size_of::<UseSite>() == 40);
 
 // The header's mirror of the owner word is a plain `uint64_t` read with a
 // relaxed atomic load: same size and alignment.

@@ -45,6 +45,23 @@
 //! at most one such word ([`note_c_owner`]). A C fill is guarded like a
 //! Rust one ([`begin_c_fill`]): a handler interrupting it does not write
 //! the cache.
+//!
+//! **C use sites, one compare** (`pvar_use_site`, what the macros use):
+//! instead of the handle's serial and the record's owner word, such a
+//! cache holds the handle's address and the value of one process-wide
+//! word, the *site epoch* ([`c_epoch`]), when it was filled, and is used
+//! only while the handle given is that address and the epoch is unchanged.
+//! The epoch moves ([`bump_c_epoch`]) before anything that could make a
+//! cached cell wrong: before a C handle is freed (so a handle made later
+//! at the same address meets caches that are all stale), and in the exit
+//! guard of a thread that filled C sites, before its id and record go to
+//! another thread ([`release_c_owner`]; later updates of the exiting
+//! thread find the epoch changed, and the fill refuses). A move makes
+//! every C site of every thread refill once: handle frees and thread exits
+//! are rare next to updates. The epoch is read once per update, relaxed:
+//! a thread that was given a handle made after a free (through the
+//! component's own synchronisation) reads an epoch at least as new as the
+//! free's move, and a thread reads its own exit guard's move.
 
 use std::cell::Cell;
 
@@ -174,6 +191,34 @@ pub(crate) fn clear_all() {
     });
 }
 
+/// The site epoch word, on its own cache line (read by every C update,
+/// written only by [`bump_c_epoch`]). Starts at 1 and only grows: 0 marks
+/// a cache being written, and `u64::MAX` (never reached) an unfilled one.
+#[repr(align(64))]
+pub(crate) struct CEpoch(AtomicU64);
+
+#[cfg(not(loom))]
+static C_EPOCH: CEpoch = CEpoch(AtomicU64::new(1));
+#[cfg(loom)]
+crate::sync::lazy_static! {
+    static ref C_EPOCH: CEpoch = CEpoch(AtomicU64::new(1));
+}
+
+/// The site epoch word (see the module documentation); C caches keep its
+/// address. Async-signal-safe.
+#[cfg_attr(not(any(feature = "ffi", loom)), allow(dead_code))] // the C interface's
+pub(crate) fn c_epoch() -> &'static AtomicU64 {
+    &C_EPOCH.0
+}
+
+/// Moves the site epoch: every C site cache of every thread is stale from
+/// now on (before a C handle is freed, and at the exit of a thread that
+/// filled C sites).
+#[cfg_attr(not(any(feature = "ffi", loom)), allow(dead_code))] // the C interface's
+pub(crate) fn bump_c_epoch() {
+    C_EPOCH.0.fetch_add(1, Ordering::AcqRel);
+}
+
 /// Notes that this thread's C sites cache cells of the record whose owner
 /// word is `owner` (the exit guard zeroes it). Returns `false` if they
 /// already cache cells of another record (a C site then goes uncached).
@@ -209,8 +254,9 @@ pub(crate) fn end_c_fill() {
     LINKING.with(|l| l.set(false));
 }
 
-/// Zeroes the owner word noted by [`note_c_owner`] (the exit guard, before
-/// the thread's id goes back): every C site cache of the thread fails its
+/// Zeroes the owner word noted by [`note_c_owner`] and moves the site
+/// epoch, if this thread filled C sites (the exit guard, before the
+/// thread's id goes back): every C site cache of the thread fails its
 /// check from now on.
 pub(crate) fn release_c_owner() {
     let _ = C_OWNER.try_with(|o| {
@@ -221,6 +267,7 @@ pub(crate) fn release_c_owner() {
             // which is never freed; this thread owns the record until its
             // id goes back, after this store.
             unsafe { &*word }.store(0, Ordering::Release);
+            bump_c_epoch();
         }
     });
 }
