@@ -61,6 +61,15 @@ mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 summary() {
     local rc=$? failed=$current
     end_stage
+    # A suite that ends before the C stage (a failure) leaves no cargo-c
+    # build running behind it.
+    if [[ -n ${cargo_c_pid:-} ]] && kill -0 "$cargo_c_pid" 2>/dev/null; then
+        pkill -TERM -P "$cargo_c_pid" 2>/dev/null || true
+        kill "$cargo_c_pid" 2>/dev/null || true
+        printf '
+stopped the background cargo-c build (the suite ended before the C stage)
+'
+    fi
     printf '\n==> stage times (wall clock)\n'
     local i
     for i in "${!stage_names[@]}"; do
