@@ -88,22 +88,16 @@ pub unsafe extern "C" fn pvar_site_fill_v2(
     if site.is_null() || !crate::pvar::ENABLED {
         return core::ptr::null_mut();
     }
-    // SAFETY: caller's contract.
-    let Some(h) = (unsafe { deref::<VarHandle>(var) }) else {
-        return core::ptr::null_mut();
-    };
-    let Some((owned, count)) = owned_cell(&h.var, kind, i) else {
-        return core::ptr::null_mut();
-    };
-    let first = owned.cell.as_ptr();
-    if site_cache::note_c_owner(owned.owner) && site_cache::begin_c_fill() {
-        // SAFETY: `site` is the calling thread's own `static __thread`
-        // cache (caller's contract), written by no other thread; a handler
-        // interrupting these writes finds `begin_c_fill` refused and
-        // leaves the cache alone. The cell is nulled first and set last,
-        // so a handler's fast path, which needs a non-null cell, never
-        // uses a half-written cache.
-        unsafe {
+    // SAFETY: caller's contract (`var` NULL or live, `site` the calling
+    // thread's own cache).
+    unsafe {
+        fill_site(var, i, kind, |first, count, owned, h| {
+            // SAFETY: `site` is the calling thread's own `static __thread`
+            // cache, written by no other thread; a handler interrupting
+            // these writes finds `begin_c_fill` refused and leaves the
+            // cache alone. The cell is nulled first and set last, so a
+            // handler's fast path, which needs a non-null cell, never
+            // uses a half-written cache.
             let s = &mut *site;
             core::ptr::write_volatile(&mut s.cell, core::ptr::null_mut());
             core::ptr::write_volatile(&mut s.var, var);
@@ -112,12 +106,8 @@ pub unsafe extern "C" fn pvar_site_fill_v2(
             core::ptr::write_volatile(&mut s.owner, owned.owner.as_ptr().cast_const());
             core::ptr::write_volatile(&mut s.incarnation, owned.incarnation);
             core::ptr::write_volatile(&mut s.cell, first);
-        }
-        site_cache::end_c_fill();
+        })
     }
-    // SAFETY: element `i < count`; the variable's cells are consecutive in
-    // one chunk of the thread's record.
-    unsafe { first.add(i) }
 }
 
 /// `pvar_use_site` of `pvar.h`, field for field: what the macros cache.
@@ -152,8 +142,47 @@ pub unsafe extern "C" fn pvar_use_site_fill_v1(
     if site.is_null() || !crate::pvar::ENABLED {
         return core::ptr::null_mut();
     }
+    // The epoch before anything else: a move while this runs leaves the
+    // cache stale, never wrong.
     let word = site_cache::c_epoch();
     let epoch = word.load(Ordering::Acquire);
+    // SAFETY: caller's contract (`var` NULL or live, `site` the calling
+    // thread's own cache).
+    unsafe {
+        fill_site(var, i, kind, |first, count, _, _| {
+            // SAFETY: `site` is the calling thread's own `static __thread`
+            // cache, written by no other thread; a handler interrupting
+            // these writes finds `begin_c_fill` refused and leaves the
+            // cache alone. The epoch is zeroed first (a value the word
+            // never holds) and set last, so a handler's fast path never
+            // uses a half-written cache.
+            let s = &mut *site;
+            core::ptr::write_volatile(&mut s.epoch, 0);
+            core::ptr::write_volatile(&mut s.var, var);
+            core::ptr::write_volatile(&mut s.cell, first);
+            core::ptr::write_volatile(&mut s.count, count);
+            core::ptr::write_volatile(&mut s.epoch_word, word.as_ptr().cast_const());
+            core::ptr::write_volatile(&mut s.epoch, epoch);
+        })
+    }
+}
+
+/// What both fills share: the calling thread's cells of `var` (element
+/// `i`, of `kind`), the cache written by `write` (given the first cell,
+/// the element count, the owned cell and the handle) only when this
+/// thread owns its record and no fill is in progress on it (a handler
+/// interrupting one), and the cell of element `i` returned (NULL for a
+/// NULL handle, another class or kind, or `i` out of range).
+///
+/// # Safety
+/// `var` is NULL or a live `pvar_var`; `write` writes only the calling
+/// thread's own cache.
+unsafe fn fill_site(
+    var: *mut c_void,
+    i: usize,
+    kind: c_int,
+    write: impl FnOnce(*mut u64, usize, &OwnedCell<'_>, &VarHandle),
+) -> *mut u64 {
     // SAFETY: caller's contract.
     let Some(h) = (unsafe { deref::<VarHandle>(var) }) else {
         return core::ptr::null_mut();
@@ -163,25 +192,11 @@ pub unsafe extern "C" fn pvar_use_site_fill_v1(
     };
     let first = owned.cell.as_ptr();
     if site_cache::note_c_owner(owned.owner) && site_cache::begin_c_fill() {
-        // SAFETY: `site` is the calling thread's own `static __thread`
-        // cache (caller's contract), written by no other thread; a handler
-        // interrupting these writes finds `begin_c_fill` refused and
-        // leaves the cache alone. The epoch is zeroed first (a value the
-        // word never holds) and set last, so a handler's fast path never
-        // uses a half-written cache.
-        unsafe {
-            let s = &mut *site;
-            core::ptr::write_volatile(&mut s.epoch, 0);
-            core::ptr::write_volatile(&mut s.var, var);
-            core::ptr::write_volatile(&mut s.cell, first);
-            core::ptr::write_volatile(&mut s.count, count);
-            core::ptr::write_volatile(&mut s.epoch_word, word.as_ptr().cast_const());
-            core::ptr::write_volatile(&mut s.epoch, epoch);
-        }
+        write(first, count, &owned, h);
         site_cache::end_c_fill();
     }
-    // SAFETY: element `i < count`; the variable's cells are consecutive in
-    // one chunk of the thread's record.
+    // SAFETY: element `i < count` (`owned_cell` checked it); the
+    // variable's cells are consecutive in one chunk of the thread's record.
     unsafe { first.add(i) }
 }
 
